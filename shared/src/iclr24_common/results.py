@@ -1,0 +1,233 @@
+"""Results: claims, metrics aggregated over seeds, and the results.json / results.md writer.
+
+The shape of ``results.json`` is the reproduction contract of DESIGN.md. A claim's
+``holds`` is always computed by code from measured numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .io import atomic_write_json, atomic_write_text, to_jsonable
+
+
+@dataclass
+class Claim:
+    """One claim of the paper, checked against our measurement."""
+
+    id: str
+    """Short name, e.g. ``lossless``."""
+    statement: str
+    """What the paper claims, in one sentence."""
+    paper: str
+    """The paper's own figure for it, with its table or figure number."""
+    measured: str
+    """Our figure, taken from the metrics."""
+    criterion: str
+    """The test applied, e.g. ``gap >= 2.0 points, mean of 3 seeds``."""
+    holds: bool
+    """Whether ``criterion`` is met by ``measured`` (computed, never typed in)."""
+
+    def __post_init__(self):
+        if isinstance(self.holds, np.bool_):
+            self.holds = bool(self.holds)
+        if not isinstance(self.holds, bool):
+            raise TypeError(f"Claim {self.id!r}: holds must be a bool computed from metrics")
+
+
+def aggregate(values) -> dict[str, Any]:
+    """Mean, sample std (ddof=1; 0 for one value) and the per-seed list of a metric."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return {"mean": float("nan"), "std": float("nan"), "per_seed": []}
+    arr = np.asarray(vals, dtype=float)
+    std = float(arr.std(ddof=1)) if len(arr) > 1 else 0.0
+    return {"mean": float(arr.mean()), "std": std, "per_seed": vals}
+
+
+class Metrics:
+    """Collects ``name -> seed -> value`` and summarises over seeds.
+
+    >>> m = Metrics(); m.add("smnn/mse", 0, 1.0); m.add("smnn/mse", 1, 3.0)
+    >>> m.mean("smnn/mse")
+    2.0
+    """
+
+    def __init__(self):
+        self._values: dict[str, dict[int, float]] = defaultdict(dict)
+
+    def add(self, name: str, seed: int, value: float) -> None:
+        self._values[name][int(seed)] = float(value)
+
+    def update(self, seed: int, values: dict[str, float], prefix: str = "") -> None:
+        for k, v in values.items():
+            self.add(prefix + k, seed, v)
+
+    def names(self) -> list[str]:
+        return list(self._values)
+
+    def values(self, name: str) -> list[float]:
+        if name not in self._values:
+            raise KeyError(f"no metric {name!r}; have: {', '.join(self._values) or 'none'}")
+        d = self._values[name]
+        return [d[s] for s in sorted(d)]
+
+    def mean(self, name: str) -> float:
+        return aggregate(self.values(name))["mean"]
+
+    def std(self, name: str) -> float:
+        return aggregate(self.values(name))["std"]
+
+    def fmt(self, name: str, digits: int = 4) -> str:
+        """``mean +/- std`` as text, for a claim's ``measured`` field."""
+        a = aggregate(self.values(name))
+        return f"{a['mean']:.{digits}g} +/- {a['std']:.2g}"
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, d in self._values.items():
+            agg = aggregate([d[s] for s in sorted(d)])
+            agg["seeds"] = sorted(d)
+            out[name] = agg
+        return out
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._values
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def git_commit(cwd: str | Path | None = None) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def environment_record(package: str | None = None, device: str | None = None) -> dict[str, Any]:
+    """Versions and machine facts that a reader needs to compare two runs."""
+    import os
+
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "numpy": np.__version__,
+        "torch": _version("torch"),
+        "iclr24-common": _version("iclr24-common"),
+        "git_commit": git_commit(Path(__file__).parent),
+        "argv": sys.argv,
+    }
+    if package:
+        env[package] = _version(package)
+    if device:
+        env["device"] = device
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        env["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            env["cuda"] = torch.version.cuda
+            env["gpu"] = torch.cuda.get_device_name(0)
+    return env
+
+
+def _fmt_num(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "nan"
+    return f"{x:.4g}"
+
+
+def results_markdown(results: dict[str, Any]) -> str:
+    """The results as a Markdown page: header, claims table, metrics table."""
+    lines = [
+        f"# {results['package']} {results.get('version', '')}: {results['paper']['title']}",
+        "",
+        f"preset `{results['preset']}`, seeds {results['seeds']}, device `{results['device']}`, "
+        f"wall time {results['wall_seconds']:.1f} s, {results.get('date', '')}",
+        "",
+        "## Claims",
+        "",
+        "| claim | holds | measured | criterion | paper |",
+        "|---|---|---|---|---|",
+    ]
+    for c in results["claims"]:
+        mark = "yes" if c["holds"] else "**no**"
+        lines.append(f"| {c['id']} | {mark} | {c['measured']} | {c['criterion']} | {c['paper']} |")
+    lines += ["", "## Metrics", "", "| metric | mean | std | per seed |", "|---|---|---|---|"]
+    for name, m in results["metrics"].items():
+        per = ", ".join(_fmt_num(v) for v in m["per_seed"])
+        lines.append(f"| {name} | {_fmt_num(m['mean'])} | {_fmt_num(m['std'])} | {per} |")
+    return "\n".join(lines) + "\n"
+
+
+def claims_table(claims: list[Claim] | list[dict]) -> str:
+    """A plain-text table of the claims for the terminal."""
+    rows = [asdict(c) if isinstance(c, Claim) else c for c in claims]
+    if not rows:
+        return "(no claims)"
+    w = max(len(r["id"]) for r in rows)
+    out = [f"{'claim':<{w}}  holds  measured  [criterion]"]
+    for r in rows:
+        out.append(f"{r['id']:<{w}}  {'yes' if r['holds'] else 'NO ':<5}  {r['measured']}  [{r['criterion']}]")
+    return "\n".join(out)
+
+
+def write_results(
+    out_dir: str | Path,
+    *,
+    package: str,
+    version: str,
+    paper: dict[str, str],
+    preset: str,
+    seeds: list[int],
+    device: str,
+    wall_seconds: float,
+    metrics: Metrics | dict[str, Any],
+    claims: list[Claim],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write ``results.json`` and ``results.md`` atomically into ``out_dir``; return the dict."""
+    summary = metrics.summary() if isinstance(metrics, Metrics) else metrics
+    results: dict[str, Any] = {
+        "package": package,
+        "version": version,
+        "paper": paper,
+        "preset": preset,
+        "seeds": list(seeds),
+        "device": str(device),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "wall_seconds": float(wall_seconds),
+        "environment": environment_record(package, str(device)),
+        "metrics": summary,
+        "claims": [asdict(c) for c in claims],
+    }
+    if extra:
+        results.update({k: v for k, v in extra.items() if k not in results})
+    results = to_jsonable(results)
+    out = Path(out_dir)
+    atomic_write_json(out / "results.json", results)
+    atomic_write_text(out / "results.md", results_markdown(results))
+    return results
