@@ -18,7 +18,7 @@ def rng_state() -> dict[str, Any]:
 
     state = {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "numpy": np.random.get_state(),  # noqa: NPY002 (global state is what we save)
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
@@ -30,7 +30,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
     import torch
 
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    np.random.set_state(state["numpy"])  # noqa: NPY002
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])

@@ -97,7 +97,9 @@ def _seed(text: str) -> list[int]:
     try:
         seeds = [int(t) for t in text.replace(",", " ").split()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must be non-negative integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"seeds must be non-negative integers, got {text!r}"
+        ) from None
     if not seeds or any(s < 0 for s in seeds):
         raise argparse.ArgumentTypeError(f"seeds must be non-negative integers, got {text!r}")
     return seeds
@@ -148,18 +150,45 @@ class ReproduceApp:
         sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
         sub.required = True
         r = sub.add_parser("reproduce", help="run the paper's reproduction and check its claims")
-        r.add_argument("--preset", default="default", choices=self.presets,
-                       help="smoke: <60 s test run; default: the README's run (<10 min on 2 CPU cores); paper: the paper's scale")
-        r.add_argument("--seeds", nargs="+", type=_seed, default=None,
-                       help="random seeds, e.g. --seeds 0 1 2 (default depends on the preset)")
-        r.add_argument("--device", default="auto", help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps")
-        r.add_argument("--out", type=Path, default=None, help=f"run directory (default runs/{self.slug}/<preset>)")
-        r.add_argument("--data-dir", type=Path, default=None,
-                       help="data root (default $ICLR24_DATA, else ~/.cache/iclr24)")
+        r.add_argument(
+            "--preset",
+            default="default",
+            choices=self.presets,
+            help="smoke: <60 s test run; default: the README's run (<10 min on 2 CPU cores); paper: the paper's scale",
+        )
+        r.add_argument(
+            "--seeds",
+            nargs="+",
+            type=_seed,
+            default=None,
+            help="random seeds, e.g. --seeds 0 1 2 (default depends on the preset)",
+        )
+        r.add_argument(
+            "--device",
+            default="auto",
+            help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps",
+        )
+        r.add_argument(
+            "--out",
+            type=Path,
+            default=None,
+            help=f"run directory (default runs/{self.slug}/<preset>)",
+        )
+        r.add_argument(
+            "--data-dir",
+            type=Path,
+            default=None,
+            help="data root (default $ICLR24_DATA, else ~/.cache/iclr24)",
+        )
         r.add_argument("--strict", action="store_true", help="exit 1 when any claim does not hold")
-        r.add_argument("--download", action="store_true",
-                       help="allow dataset libraries to download the paper preset's data (off by default)")
-        r.add_argument("--resume", action="store_true", help="continue from the checkpoints in --out")
+        r.add_argument(
+            "--download",
+            action="store_true",
+            help="allow dataset libraries to download the paper preset's data (off by default)",
+        )
+        r.add_argument(
+            "--resume", action="store_true", help="continue from the checkpoints in --out"
+        )
         if self.add_arguments:
             self.add_arguments(r)
         for name, cmd in self.commands.items():
@@ -179,7 +208,10 @@ class ReproduceApp:
             print(f"{self.package}: error: {e}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print(f"{self.package}: interrupted; finished parts are in the run directory", file=sys.stderr)
+            print(
+                f"{self.package}: interrupted; finished parts are in the run directory",
+                file=sys.stderr,
+            )
             return 130
 
     def _device(self, spec: str) -> str:
@@ -190,7 +222,11 @@ class ReproduceApp:
         return "cpu"
 
     def _reproduce(self, args: argparse.Namespace, log: logging.Logger) -> int:
-        seeds = [s for group in args.seeds for s in group] if args.seeds else self.seeds_for(args.preset)
+        seeds = (
+            [s for group in args.seeds for s in group]
+            if args.seeds
+            else self.seeds_for(args.preset)
+        )
         if len(set(seeds)) != len(seeds):
             raise UsageError(f"--seeds has duplicates: {seeds}")
         out = args.out or Path("runs") / self.slug / args.preset
@@ -199,26 +235,52 @@ class ReproduceApp:
         with log_to_file(out):
             device = self._device(args.device)
             ctx = RunContext(
-                package=self.package, preset=args.preset, seeds=seeds, device=device,
-                out_dir=out, data_dir=ddir, download=args.download, resume=args.resume,
-                strict=args.strict, args=args, log=log,
+                package=self.package,
+                preset=args.preset,
+                seeds=seeds,
+                device=device,
+                out_dir=out,
+                data_dir=ddir,
+                download=args.download,
+                resume=args.resume,
+                strict=args.strict,
+                args=args,
+                log=log,
             )
-            log.info("%s %s: reproduce preset=%s seeds=%s device=%s out=%s",
-                     self.package, self.version, args.preset, seeds, device, out)
+            log.info(
+                "%s %s: reproduce preset=%s seeds=%s device=%s out=%s",
+                self.package,
+                self.version,
+                args.preset,
+                seeds,
+                device,
+                out,
+            )
             t0 = time.perf_counter()
             report = self.run(ctx)
             wall = time.perf_counter() - t0
             if is_main_process():
                 write_results(
-                    out, package=self.package, version=self.version, paper=self.paper,
-                    preset=args.preset, seeds=seeds, device=device, wall_seconds=wall,
-                    metrics=report.metrics, claims=report.claims, extra=report.extra,
+                    out,
+                    package=self.package,
+                    version=self.version,
+                    paper=self.paper,
+                    preset=args.preset,
+                    seeds=seeds,
+                    device=device,
+                    wall_seconds=wall,
+                    metrics=report.metrics,
+                    claims=report.claims,
+                    extra=report.extra,
                 )
                 log.info("wrote %s and results.md (%.1f s)", out / "results.json", wall)
                 print(claims_table(report.claims))
         failed = [c.id for c in report.claims if not c.holds]
         if failed and args.strict:
-            print(f"{self.package}: --strict: claims not holding: {', '.join(failed)}", file=sys.stderr)
+            print(
+                f"{self.package}: --strict: claims not holding: {', '.join(failed)}",
+                file=sys.stderr,
+            )
             return 1
         return 0
 

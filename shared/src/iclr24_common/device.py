@@ -57,7 +57,11 @@ def resolve_device(spec: str = "auto", *, quiet: bool = False):
     name = f"{dev.type}:{dev.index}" if dev.index is not None else dev.type
     ok = (
         dev.type == "cpu"
-        or (dev.type == "cuda" and any(a.startswith("cuda") for a in avail) and (dev.index is None or name in avail))
+        or (
+            dev.type == "cuda"
+            and any(a.startswith("cuda") for a in avail)
+            and (dev.index is None or name in avail)
+        )
         or (dev.type == "mps" and "mps" in avail)
     )
     if not ok:

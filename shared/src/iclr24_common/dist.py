@@ -67,7 +67,10 @@ def get_dist_info() -> DistInfo:
     if not (dist.is_available() and dist.is_initialized()):
         return DistInfo()
     return DistInfo(
-        dist.get_rank(), dist.get_world_size(), int(os.environ.get("LOCAL_RANK", 0)), dist.get_backend()
+        dist.get_rank(),
+        dist.get_world_size(),
+        int(os.environ.get("LOCAL_RANK", 0)),
+        dist.get_backend(),
     )
 
 

@@ -116,9 +116,15 @@ def progress(
     if total is None and iterable is not None and hasattr(iterable, "__len__"):
         total = len(iterable)  # type: ignore[arg-type]
     if disable:
-        return iterable if iterable is not None else _LogProgress([], desc, total, float("inf"), get_logger())
+        return (
+            iterable
+            if iterable is not None
+            else _LogProgress([], desc, total, float("inf"), get_logger())
+        )
     if sys.stderr.isatty():
         from tqdm.auto import tqdm
 
         return tqdm(iterable, desc=desc, total=total, leave=leave, dynamic_ncols=True)
-    return _LogProgress(iterable if iterable is not None else [], desc, total, every_s, get_logger("progress"))
+    return _LogProgress(
+        iterable if iterable is not None else [], desc, total, every_s, get_logger("progress")
+    )

@@ -191,7 +191,9 @@ def claims_table(claims: list[Claim] | list[dict]) -> str:
     w = max(len(r["id"]) for r in rows)
     out = [f"{'claim':<{w}}  holds  measured  [criterion]"]
     for r in rows:
-        out.append(f"{r['id']:<{w}}  {'yes' if r['holds'] else 'NO ':<5}  {r['measured']}  [{r['criterion']}]")
+        out.append(
+            f"{r['id']:<{w}}  {'yes' if r['holds'] else 'NO ':<5}  {r['measured']}  [{r['criterion']}]"
+        )
     return "\n".join(out)
 
 

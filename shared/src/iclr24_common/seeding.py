@@ -20,7 +20,7 @@ def seed_everything(seed: int, deterministic: bool = False) -> np.random.Generat
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seed = int(seed)
     random.seed(seed)
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 (legacy global RNG, still used by libraries)
     os.environ["PYTHONHASHSEED"] = str(seed)
     try:
         import torch

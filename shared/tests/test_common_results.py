@@ -1,0 +1,99 @@
+import json
+import os
+
+import numpy as np
+import pytest
+
+from iclr24_common import Claim, Metrics, aggregate, atomic_write_text, write_results
+
+
+def test_aggregate_mean_std_per_seed():
+    a = aggregate([1.0, 2.0, 4.0])
+    assert a["mean"] == pytest.approx(7 / 3)
+    assert a["std"] == pytest.approx(np.std([1, 2, 4], ddof=1))
+    assert a["per_seed"] == [1.0, 2.0, 4.0]
+    assert aggregate([3.0])["std"] == 0.0
+
+
+def test_metrics_orders_by_seed_and_reports_unknown_names():
+    m = Metrics()
+    m.add("a/x", 2, 20.0)
+    m.add("a/x", 0, 0.0)
+    m.update(1, {"x": 10.0}, prefix="a/")
+    assert m.values("a/x") == [0.0, 10.0, 20.0]
+    assert m.summary()["a/x"]["seeds"] == [0, 1, 2]
+    assert m.mean("a/x") == 10.0
+    with pytest.raises(KeyError, match="have: a/x"):
+        m.values("nope")
+
+
+def test_claim_holds_must_be_computed_bool():
+    assert Claim("c", "s", "p", "m", "k", np.float64(1) > 0).holds is True
+    with pytest.raises(TypeError):
+        Claim("c", "s", "p", "m", "k", "yes")
+
+
+def test_write_results_shape_and_markdown(tmp_path):
+    m = Metrics()
+    for s, v in enumerate([0.9, 0.8]):
+        m.add("method/acc", s, v)
+    claims = [
+        Claim(
+            "acc",
+            "accurate",
+            "Table 1: 0.9",
+            m.fmt("method/acc"),
+            "mean >= 0.8",
+            m.mean("method/acc") >= 0.8,
+        )
+    ]
+    res = write_results(
+        tmp_path,
+        package="iclr24-demo",
+        version="0.1.0",
+        paper={"title": "T", "arxiv": "1"},
+        preset="smoke",
+        seeds=[0, 1],
+        device="cpu",
+        wall_seconds=1.5,
+        metrics=m,
+        claims=claims,
+        extra={"note": np.float32(2.0)},
+    )
+    on_disk = json.loads((tmp_path / "results.json").read_text())
+    assert on_disk == res
+    for key in [
+        "package",
+        "version",
+        "paper",
+        "preset",
+        "seeds",
+        "device",
+        "wall_seconds",
+        "environment",
+        "metrics",
+        "claims",
+    ]:
+        assert key in on_disk
+    assert on_disk["metrics"]["method/acc"]["per_seed"] == [0.9, 0.8]
+    assert on_disk["claims"][0]["holds"] is True
+    assert on_disk["note"] == 2.0
+    env = on_disk["environment"]
+    assert env["python"] and env["numpy"] and env["device"] == "cpu"
+    md = (tmp_path / "results.md").read_text()
+    assert "| acc | yes |" in md and "method/acc" in md
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
+    target = tmp_path / "f.txt"
+    atomic_write_text(target, "old")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
