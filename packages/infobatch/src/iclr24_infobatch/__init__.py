@@ -1,1 +1,27 @@
-"""in progress"""
+"""iclr24-infobatch: InfoBatch, lossless training speed-up by unbiased dynamic data pruning
+(Qin et al., ICLR 2024, arXiv 2303.04947)."""
+
+from .infobatch import (
+    DistributedInfoBatch,
+    DynamicPruner,
+    FullData,
+    HardPruning,
+    InfoBatch,
+    PrunedSampler,
+    RandomPruning,
+)
+from .schedule import EpochProgressScheduler, cosine_lambda
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DistributedInfoBatch",
+    "DynamicPruner",
+    "EpochProgressScheduler",
+    "FullData",
+    "HardPruning",
+    "InfoBatch",
+    "PrunedSampler",
+    "RandomPruning",
+    "cosine_lambda",
+]
