@@ -1,0 +1,211 @@
+"""Invariants of the DEER method: scan, Newton, equivalence with torch RNNs, gradients."""
+
+import pytest
+import torch
+from iclr24_deer import (
+    DEERGRU,
+    DEERLSTM,
+    ElmanCellFn,
+    GRUCellFn,
+    LSTMCellFn,
+    cell_value_and_jacobian,
+    deer_rnn,
+    linear_recurrence,
+    linear_recurrence_sequential,
+    reverse_linear_recurrence,
+    sequential_rnn,
+)
+
+torch.set_num_threads(1)
+D64 = torch.float64
+
+
+@pytest.mark.parametrize("diag", [False, True])
+@pytest.mark.parametrize("T", [1, 2, 3, 7, 16, 33, 257])
+def test_scan_equals_loop(diag, T):
+    g = torch.Generator().manual_seed(T)
+    B, n = 3, 4
+    shape = (B, T, n) if diag else (B, T, n, n)
+    A = torch.randn(*shape, generator=g, dtype=D64) * (1.0 if diag else 0.5)
+    b, h0 = torch.randn(B, T, n, generator=g, dtype=D64), torch.randn(B, n, generator=g, dtype=D64)
+    fast, slow = linear_recurrence(A, b, h0), linear_recurrence_sequential(A, b, h0)
+    torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("diag", [False, True])
+def test_reverse_scan_is_the_adjoint_recursion(diag):
+    g = torch.Generator().manual_seed(1)
+    B, T, n = 2, 29, 3
+    J = (
+        torch.randn(B, T, n, generator=g, dtype=D64)
+        if diag
+        else 0.5 * torch.randn(B, T, n, n, generator=g, dtype=D64)
+    )
+    gr = torch.randn(B, T, n, generator=g, dtype=D64)
+    lam = reverse_linear_recurrence(J, gr)
+    ref, nxt = torch.empty_like(gr), torch.zeros(B, n, dtype=D64)
+    for t in reversed(range(T)):  # lambda_t = g_t + J_{t+1}^T lambda_{t+1}
+        if t < T - 1:
+            Jn = J[:, t + 1]
+            nxt = Jn * nxt if diag else (Jn.transpose(-1, -2) @ nxt.unsqueeze(-1)).squeeze(-1)
+        ref[:, t] = gr[:, t] + (nxt if t < T - 1 else 0)
+        nxt = ref[:, t]
+    torch.testing.assert_close(lam, ref, rtol=1e-10, atol=1e-10)
+
+
+def test_newton_is_exact_in_one_step_for_a_linear_cell():
+    g = torch.Generator().manual_seed(0)
+    A = 0.9 * torch.linalg.qr(torch.randn(5, 5, generator=g, dtype=D64))[0]
+    cell = lambda h, x: h @ A.T + x  # noqa: E731
+    h0, xs = torch.randn(2, 5, dtype=D64), torch.randn(2, 300, 5, dtype=D64)
+    one = deer_rnn(cell, h0, xs, max_iter=1)
+    torch.testing.assert_close(one.y, sequential_rnn(cell, h0, xs), rtol=1e-11, atol=1e-11)
+    full = deer_rnn(cell, h0, xs)
+    assert full.converged and full.iterations == 2  # the 2nd iteration only confirms
+
+
+@pytest.mark.parametrize("cls", [GRUCellFn, LSTMCellFn, ElmanCellFn])
+@pytest.mark.parametrize("diag", [False, True])
+def test_analytic_jacobians_equal_torch_func(cls, diag):
+    torch.manual_seed(0)
+    m = {GRUCellFn: torch.nn.GRU, LSTMCellFn: torch.nn.LSTM, ElmanCellFn: torch.nn.RNN}[cls](3, 5)
+    cell = cls.from_module(m.double())
+    n = 10 if cls is LSTMCellFn else 5
+    h, x = torch.randn(4, 6, n, dtype=D64), torch.randn(4, 6, 3, dtype=D64)
+    gi = cell.prepare(x)
+    f1, J1 = cell.value_and_jacobian(h, gi, diag=diag)
+    f2, J2 = cell_value_and_jacobian(lambda hh, xx: cell(hh, xx), h, gi, diag)  # generic path
+    torch.testing.assert_close(f1, f2)
+    torch.testing.assert_close(J1, J2)
+
+
+@pytest.mark.parametrize("jacobian", ["full", "diag"])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_deergru_equals_nn_gru(jacobian, batch_first):
+    torch.manual_seed(0)
+    ref = torch.nn.GRU(3, 8, num_layers=2, batch_first=batch_first).double()
+    deer = DEERGRU(3, 8, num_layers=2, batch_first=batch_first, jacobian=jacobian).double()
+    deer.load_state_dict(ref.state_dict())
+    x = torch.randn(4, 500, 3, dtype=D64) if batch_first else torch.randn(500, 4, 3, dtype=D64)
+    h0 = 0.3 * torch.randn(2, 4, 8, dtype=D64)
+    (o1, h1), (o2, h2) = ref(x, h0), deer(x, h0)
+    tol = 1e-10 if jacobian == "full" else 1e-5  # quasi-DEER stops at the fp64 atol 1e-6
+    torch.testing.assert_close(o2, o1, rtol=0, atol=tol)
+    torch.testing.assert_close(h2, h1, rtol=0, atol=tol)
+    assert all(deer.last_converged) and max(deer.last_iterations) <= 20 + 40 * (jacobian == "diag")
+
+
+def test_deerlstm_equals_nn_lstm_and_unbatched():
+    torch.manual_seed(0)
+    ref = torch.nn.LSTM(3, 6, num_layers=2).double()
+    deer = DEERLSTM(3, 6, num_layers=2).double()
+    deer.load_state_dict(ref.state_dict())
+    x = torch.randn(400, 2, 3, dtype=D64)
+    hc = (0.2 * torch.randn(2, 2, 6, dtype=D64), 0.2 * torch.randn(2, 2, 6, dtype=D64))
+    (o1, (h1, c1)), (o2, (h2, c2)) = ref(x, hc), deer(x, hc)
+    for a, b in ((o1, o2), (h1, h2), (c1, c2)):
+        torch.testing.assert_close(b, a, rtol=0, atol=1e-10)
+    o1u, _ = ref(x[:, 0])
+    o2u, _ = deer(x[:, 0])
+    torch.testing.assert_close(o2u, o1u, rtol=0, atol=1e-10)
+
+
+def test_fp32_matches_nn_gru_to_1e5():
+    torch.manual_seed(3)
+    ref = torch.nn.GRU(16, 16, batch_first=True)
+    x = torch.randn(2, 3000, 16)
+    res = deer_rnn(GRUCellFn.from_module(ref), torch.zeros(2, 16), x)
+    with torch.no_grad():
+        assert float((res.y - ref(x)[0]).abs().max()) <= 1e-5
+    assert res.converged and res.iterations <= 20
+
+
+def test_gradcheck_fp64():
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(2, 3, batch_first=True).double()
+    xs = torch.randn(2, 12, 2, dtype=D64, requires_grad=True)
+    h0 = torch.randn(2, 3, dtype=D64, requires_grad=True)
+    w_hh = gru.weight_hh_l0.detach().clone().requires_grad_()
+    w_ih = gru.weight_ih_l0.detach().clone().requires_grad_()
+
+    def f(xs, h0, w_ih, w_hh):
+        cell = GRUCellFn(w_ih, w_hh, gru.bias_ih_l0.detach(), gru.bias_hh_l0.detach())
+        return deer_rnn(cell, h0, xs).y
+
+    assert torch.autograd.gradcheck(f, (xs, h0, w_ih, w_hh), eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("jacobian", ["full", "diag"])
+def test_gradients_match_backprop_through_loop(jacobian):
+    torch.manual_seed(1)
+    gru = torch.nn.GRU(4, 6, batch_first=True).double()
+    xs = torch.randn(3, 400, 4, dtype=D64, requires_grad=True)
+    h0 = torch.randn(3, 6, dtype=D64, requires_grad=True)
+    w = torch.randn(3, 400, 6, dtype=D64)
+    leaves = [xs, h0, *gru.parameters()]
+    cell = GRUCellFn.from_module(gru)
+    kw = {"atol": 1e-12, "rtol": 0.0} if jacobian == "diag" else {}
+    g1 = torch.autograd.grad((deer_rnn(cell, h0, xs, jacobian=jacobian, **kw).y * w).sum(), leaves)
+    g2 = torch.autograd.grad((gru(xs, h0[None])[0] * w).sum(), leaves)
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-9)
+
+
+def test_generic_cell_gradients():
+    torch.manual_seed(2)
+    gc = torch.nn.GRUCell(3, 5).double()
+    cell = lambda h, x: gc(x, h)  # noqa: E731  (nn.GRUCell takes (input, hidden))
+    xs = torch.randn(2, 100, 3, dtype=D64, requires_grad=True)
+    h0 = torch.zeros(2, 5, dtype=D64)
+    leaves = [xs, *gc.parameters()]
+    g1 = torch.autograd.grad(deer_rnn(cell, h0, xs).y.square().sum(), leaves)
+    g2 = torch.autograd.grad(sequential_rnn(cell, h0, xs).square().sum(), leaves)
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-9)
+
+
+def test_nan_clipping_on_difficult_case():
+    """Official "difficult" case: weights x 100 make Newton overshoot; clipping keeps the
+    iterates finite and DEER still reaches the sequential solution (at most T iterations)."""
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(2, 4, batch_first=True).double()
+    with torch.no_grad():
+        for p in gru.parameters():
+            p.mul_(100)
+    x, h0 = torch.randn(2, 300, 2, dtype=D64), torch.zeros(2, 4, dtype=D64)
+    cell = GRUCellFn.from_module(gru)
+    with torch.no_grad():
+        few = deer_rnn(cell, h0, x, max_iter=5)
+        assert torch.isfinite(few.y).all() and not few.converged
+        res = deer_rnn(cell, h0, x, max_iter=300)
+        ref = sequential_rnn(cell, h0, x)
+    assert res.converged
+    torch.testing.assert_close(res.y, ref, rtol=0, atol=1e-10)
+
+
+def test_warm_start_reduces_iterations():
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(4, 8, batch_first=True).double()
+    x, h0 = torch.randn(2, 2000, 4, dtype=D64), torch.zeros(2, 8, dtype=D64)
+    with torch.no_grad():
+        first = deer_rnn(GRUCellFn.from_module(gru), h0, x)
+        for p in gru.parameters():  # one small "training step"
+            p.add_(1e-3 * torch.randn_like(p))
+        cell = GRUCellFn.from_module(gru)
+        cold = deer_rnn(cell, h0, x)
+        warm = deer_rnn(cell, h0, x, init=first.y)
+    assert warm.converged and warm.iterations < cold.iterations
+    torch.testing.assert_close(warm.y, cold.y, rtol=0, atol=1e-9)
+
+
+def test_unbatched_and_bad_input():
+    gru = torch.nn.GRU(2, 3, batch_first=True)
+    cell = GRUCellFn.from_module(gru)
+    y = deer_rnn(cell, torch.zeros(3), torch.randn(50, 2)).y
+    assert y.shape == (50, 3)
+    with pytest.raises(ValueError):
+        deer_rnn(cell, torch.zeros(3), torch.randn(50, 2), jacobian="lowrank")
+    with pytest.raises(ValueError):
+        deer_rnn(cell, torch.zeros(2, 3), torch.randn(4, 50, 2))
+    with pytest.raises(NotImplementedError):
+        DEERGRU(2, 3, bidirectional=True)
