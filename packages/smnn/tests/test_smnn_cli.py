@@ -84,4 +84,5 @@ def test_smoke_reproduction(tmp_path):
         assert name in m and m[name]["per_seed"]
     assert (out / "results.md").exists() and (out / "log.txt").exists()
     assert (out / "scalability.png").stat().st_size > 1000
+    assert (out / "contour_2d.png").stat().st_size > 1000
     assert (out / "partial_results.json").exists()

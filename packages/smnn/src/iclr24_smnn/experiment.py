@@ -164,8 +164,10 @@ def fit_and_score(
     faithful=False,
     mlp_hidden=None,
     classification=False,
+    keep: dict | None = None,
 ) -> dict[str, float]:
-    """Train one model on ``split``; return its test score, audit and timing."""
+    """Train one model on ``split``; return its test score, audit and timing (and, with
+    ``keep``, store ``keep[name] = (model, target mean, target std)``)."""
     seed_everything(seed)
     d = split.X_train.shape[1]
     t0 = time.perf_counter()
@@ -202,6 +204,8 @@ def fit_and_score(
             seed=seed,
         )
         out["best_epoch"] = res.best_epoch
+        if keep is not None:
+            keep[name] = (model, mu, sd)
         with torch.no_grad():
             z = model(_t(split.X_test)).double().numpy()
         pred = 1 / (1 + np.exp(-z)) if classification else z * sd + mu
@@ -299,6 +303,7 @@ def run(ctx: RunContext) -> Report:
         args.threads,
     )
     metrics = Metrics()
+    contour_models: dict = {}
     timing: dict[str, dict[int, list[float]]] = {}
 
     for seed in ctx.seeds:
@@ -334,6 +339,7 @@ def run(ctx: RunContext) -> Report:
                     synth_cfg,
                     seed,
                     faithful=faithful,
+                    keep=contour_models if seed == ctx.seeds[0] else None,
                 )
             elif task == "autompg":
                 key = task
@@ -356,6 +362,7 @@ def run(ctx: RunContext) -> Report:
         ctx.log.info("seed %d done", seed)
 
     _scalability_figure(ctx, timing)
+    _contour_figure(ctx, contour_models)
     claims = make_claims(metrics, preset, models)
     return Report(
         metrics=metrics,
@@ -400,6 +407,42 @@ def _paper_dataset(ctx, name, mdl, tcfg, seed, faithful):
     if "test_mse" in res:
         res["test_rmse"] = float(np.sqrt(res["test_mse"]))
     return res
+
+
+def _contour_figure(ctx: RunContext, models: dict) -> None:
+    """The 2-D function and the fits of SMNN and the MLP (first seed), as the official
+    ``contour_2d``: SMNN's level lines can only rise along y."""
+    panels = [
+        (n, lbl)
+        for n, lbl in (("smnn", "SMNN"), ("mlp", "MLP"), ("same", "same structure"))
+        if n in models
+    ]
+    if not panels:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    g = np.linspace(0, 1, 100)
+    gx, gy = np.meshgrid(g, g)
+    grid = np.column_stack([gx.ravel(), gy.ravel()])
+    surfaces = [("true function", D.synthetic_2d_function(grid[:, 0], grid[:, 1]))]
+    for name, label in panels:
+        model, mu, sd = models[name]
+        with torch.no_grad():
+            surfaces.append((label, model(_t(grid)).double().numpy() * sd + mu))
+    fig, axes = plt.subplots(1, len(surfaces), figsize=(3.2 * len(surfaces), 3.2), sharey=True)
+    lo = min(z.min() for _, z in surfaces)
+    hi = max(z.max() for _, z in surfaces)
+    levels = np.linspace(lo, hi, 13)  # one colour scale for all panels
+    for ax, (title, z) in zip(axes, surfaces):
+        cs = ax.contourf(g, g, z.reshape(100, 100), levels=levels, cmap="RdBu_r")
+        ax.contour(cs, colors="k", linewidths=0.4)
+        ax.set_title(title)
+        ax.set_xlabel("x (free)")
+    axes[0].set_ylabel("y (monotone)")
+    ctx.save_figure(fig, "contour_2d.png")
 
 
 def _scalability_figure(ctx: RunContext, timing) -> None:
