@@ -104,3 +104,23 @@ def test_kfold_partitions():
     assert sorted(tests) == list(range(23))
     for tr, te in folds:
         assert not set(tr) & set(te) and len(tr) + len(te) == 23
+
+
+def test_paper_dataset_runs_on_small_files(tmp_path):
+    """The paper preset's per-dataset path, on tiny CSVs in the official layout."""
+    from types import SimpleNamespace
+
+    from iclr24_smnn.experiment import _paper_dataset
+    from iclr24_smnn.training import TrainConfig
+
+    rng = np.random.default_rng(0)
+    for name, d in (("heart", 13), ("blogfeedback", 280)):
+        for part, n in (("train", 60), ("test", 20)):
+            y = rng.integers(0, 2, n) if name == "heart" else rng.random(n)
+            _write(tmp_path / "smnn" / name / f"{part}.csv", rng.random((n, d)), y)
+    ctx = SimpleNamespace(data_dir=tmp_path)
+    heart = _paper_dataset(ctx, "heart", "smnn", TrainConfig(epochs=2, batch_size=16), 0, False)
+    assert 0.0 <= heart["test_accuracy"] <= 1.0 and heart["violation_rate"] == 0.0
+    blog = _paper_dataset(ctx, "blogfeedback", "gbm", TrainConfig(epochs=2), 0, False)
+    assert blog["test_rmse"] == pytest.approx(np.sqrt(blog["test_mse"]))
+    assert blog["violation_rate"] == 0.0
