@@ -1,1 +1,68 @@
-"""in progress"""
+"""Point2SSM (Adams & Elhabian, ICLR 2024, arXiv 2305.14486): statistical shape models
+learned directly from point clouds, with its baselines and the ShapeWorks metrics."""
+
+from .data import (
+    Perturbation,
+    Population,
+    PopulationConfig,
+    draw_inputs,
+    load_mesh_split,
+    make_population,
+    read_mesh,
+    read_vtk_polydata,
+)
+from .point2ssm import (
+    AutoEncoder,
+    AutoEncoderConfig,
+    DGCNNEncoder,
+    EdgeConv,
+    EncoderConfig,
+    Point2SSM,
+    Point2SSMConfig,
+    PointNetEncoder,
+    chamfer_distance,
+    knn_indices,
+    mapping_loss,
+    no_correspondence,
+)
+from .shape_model import (
+    ShapeModel,
+    compactness,
+    generalization,
+    mode_r2,
+    pca,
+    point_to_surface,
+    specificity,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AutoEncoder",
+    "AutoEncoderConfig",
+    "DGCNNEncoder",
+    "EdgeConv",
+    "EncoderConfig",
+    "Perturbation",
+    "Point2SSM",
+    "Point2SSMConfig",
+    "PointNetEncoder",
+    "Population",
+    "PopulationConfig",
+    "ShapeModel",
+    "chamfer_distance",
+    "compactness",
+    "draw_inputs",
+    "generalization",
+    "knn_indices",
+    "load_mesh_split",
+    "make_population",
+    "mapping_loss",
+    "mode_r2",
+    "no_correspondence",
+    "pca",
+    "point_to_surface",
+    "read_mesh",
+    "read_vtk_polydata",
+    "specificity",
+]

@@ -1,0 +1,77 @@
+"""The command line: bad input exits 2 with one line; the smoke reproduction is complete."""
+
+import json
+
+import pytest
+from iclr24_point2ssm import cli
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reproduce", "--preset", "bogus"],
+        ["reproduce", "--preset", "smoke", "--conditions", "foggy"],
+        ["reproduce", "--preset", "smoke", "--seeds", "-1"],
+    ],
+)
+def test_bad_input_exits_2(argv, tmp_path, capsys):
+    argv = [*argv, "--out", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as e:
+        cli.main(argv)
+    assert e.value.code == 2
+    assert "error" in capsys.readouterr().err
+
+
+def test_steps_zero_is_a_usage_error(tmp_path, capsys):
+    rc = cli.main(["reproduce", "--preset", "smoke", "--steps", "0", "--out", str(tmp_path)])
+    assert rc == 2
+    assert "--steps" in capsys.readouterr().err
+
+
+def test_paper_preset_without_data_says_what_to_get(tmp_path, capsys):
+    rc = cli.main(
+        [
+            "reproduce",
+            "--preset",
+            "paper",
+            "--data-dir",
+            str(tmp_path / "none"),
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert "missing data" in err and "jadie1/Point2SSM" in err
+
+
+@pytest.mark.slow
+def test_smoke_reproduction_is_complete(tmp_path):
+    out = tmp_path / "smoke"
+    assert cli.main(["reproduce", "--preset", "smoke", "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert res["preset"] == "smoke" and res["seeds"] == [0]
+    for cond in ("clean", "noisy", "partial"):
+        for method in ("point2ssm", "dg-ae", "no-corr"):
+            for metric in (
+                "p2s",
+                "cd",
+                "compactness@3",
+                "generalization@3",
+                "specificity@3",
+                "mode1_r2",
+            ):
+                v = res["metrics"][f"{cond}/{method}/{metric}"]
+                assert v["per_seed"] and v["mean"] == v["mean"]  # present and not NaN
+    ids = {c["id"] for c in res["claims"]}
+    assert ids == {
+        "compactness",
+        "first-mode",
+        "surface-accuracy",
+        "robust-noisy",
+        "robust-partial",
+    }
+    assert all(isinstance(c["holds"], bool) for c in res["claims"])
+    for f in ("results.md", "log.txt", "ssm_metrics.png", "modes_point2ssm.png"):
+        assert (out / f).stat().st_size > 0
+    assert len(list((out / "modes_point2ssm").glob("*.ply"))) == 9
