@@ -16,19 +16,27 @@ from iclr24_common import MissingDataError
 
 
 def make_lowfreq_classification(
-    n: int, T: int, *, channels: int = 6, n_classes: int = 5, noise: float = 1.0, seed: int = 0
+    n: int,
+    T: int,
+    *,
+    channels: int = 6,
+    n_classes: int = 5,
+    noise: float = 1.0,
+    phase_jitter: float = 0.3,
+    seed: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A 5-class, 6-channel task shaped like EigenWorms (scaled down in T): the class sets the
-    amplitudes of the 1-4 cycles-per-sequence Fourier modes of each channel (random phase per
-    sample), buried in white noise, so only a model that integrates over thousands of steps
-    can tell the classes apart. Returns x (n, T, channels) float32 and y (n,) int64."""
+    amplitudes of the 1-4 cycles-per-sequence Fourier modes of each channel (each sample's
+    phases jittered by up to +-phase_jitter rad), buried in white noise of std ``noise``, so
+    the class is only visible after integrating over hundreds of steps.
+    Returns x (n, T, channels) float32 and y (n,) int64."""
     rng = np.random.default_rng(seed)
     # fixed class templates (seed-independent, so train and test share them)
     templ = np.random.default_rng(12345).uniform(0.0, 1.0, (n_classes, 4, channels))
     y = rng.integers(0, n_classes, n)
     t = np.arange(T) / T
     freqs = np.arange(1, 5)[:, None]  # (4, 1) cycles per sequence
-    phase = rng.uniform(0, 2 * np.pi, (n, 4, 1, channels))
+    phase = rng.uniform(-phase_jitter, phase_jitter, (n, 4, 1, channels))
     waves = np.sin(2 * np.pi * freqs[None, :, :, None] * t[None, None, :, None] + phase)
     x = (templ[y][:, :, None, :] * waves).sum(1) + noise * rng.standard_normal((n, T, channels))
     return torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y.astype(np.int64))
