@@ -106,6 +106,7 @@ PRESETS = {
         d_ff=256,
         steps=150,
         lr=1e-3,
+        train_on_perturbed=False,  # CPU budget: one model per method and seed, see README
     ),
     # the paper's sizes on the official spleen meshes (GPU expected)
     "paper": Preset(data="meshes"),
