@@ -1,5 +1,7 @@
 """Invariants of the sparse updating method and its agreement with the dense baselines."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -10,6 +12,7 @@ from iclr24_svd_update import (
     YamazakiSVD,
     ZhaSimonSVD,
     gkl,
+    initial_svd,
     rpi,
     sparse_qr,
 )
@@ -203,24 +206,16 @@ def test_metrics_on_known_cases():
 
 
 def test_readme_example():
-    import scipy.sparse as sp  # noqa: F811 - the README's own imports
-    from iclr24_svd_update import EvolvingSVD, UpdateConfig, ZhaSimonSVD
-
-    A = sp.random(2000, 500, density=0.01, format="csr", random_state=0)  # (m, n)
-    svd = EvolvingSVD(A, k=16, config=UpdateConfig(method="qr"))  # rank-16 SVD via svds
-    svd.add_rows(sp.random(10, 500, density=0.01, random_state=1))  # E: (s, n)
-    svd.add_columns(sp.random(2010, 5, density=0.01, random_state=2))  # (m + s, c)
-    svd.update_weights(
-        sp.random(2010, 2, density=0.001, random_state=3),  # D: (m, r)
-        sp.random(505, 2, density=0.001, random_state=4),
-    )  # E: (n, r)
-    U, S, V = svd.U, svd.S, svd.V  # (2010, 16), (16,), (505, 16)
-    user_0 = svd.row(0)  # (16,) = U'[0] K_u, O(k^2)
-    q = svd.transform(sp.random(3, 505, density=0.05, random_state=5))  # (3, 16)
-    assert U.shape == (2010, 16) and S.shape == (16,) and V.shape == (505, 16)
-    assert user_0.shape == (16,) and q.shape == (3, 16)
-    base = ZhaSimonSVD(A, k=16)
-    base.add_rows(sp.random(10, 500, density=0.01, random_state=1))
-    ours = EvolvingSVD(A, k=16)
-    ours.add_rows(sp.random(10, 500, density=0.01, random_state=1))
+    """Run the README's library example as written, then check what its comments say."""
+    text = (Path(__file__).parents[1] / "README.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    assert ns["U"].shape == (2010, 16) and ns["S"].shape == (16,) and ns["V"].shape == (505, 16)
+    assert ns["user_0"].shape == (16,) and ns["q"].shape == (3, 16)
+    np.testing.assert_allclose(ns["user_0"], ns["U"][0], atol=1e-12)
+    base = ZhaSimonSVD(init=initial_svd(ns["A"], 16))
+    ours = EvolvingSVD(init=initial_svd(ns["A"], 16))
+    E = sp.random(10, 500, density=0.01, random_state=1)
+    base.add_rows(E), ours.add_rows(E)
     np.testing.assert_allclose(ours.S, base.S, rtol=1e-9)
