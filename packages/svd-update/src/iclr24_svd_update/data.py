@@ -31,7 +31,7 @@ def make_user_item(
     n_items: int = 20_000,
     *,
     n_clusters: int = 40,
-    min_activity: int = 10,
+    min_activity: int = 14,
     activity_alpha: float = 2.0,
     zipf: float = 1.0,
     in_cluster: float = 0.8,
@@ -40,7 +40,8 @@ def make_user_item(
     """A binary implicit-feedback matrix (n_users, n_items), float64 CSR.
 
     User activity is Pareto(alpha) with minimum ``min_activity`` (mean
-    min_activity * alpha / (alpha - 1), so 20 by default: ~1.2M non-zeros at 60k users);
+    min_activity * alpha / (alpha - 1) before duplicates are merged: ~1.15M non-zeros at
+    60k x 20k, the issue's size);
     item popularity is Zipf(``zipf``); each interaction picks an item from the user's own
     cluster with probability ``in_cluster`` and from the whole catalogue otherwise.
     """
@@ -170,7 +171,7 @@ def read_smart_documents(path: str | Path) -> sp.csr_matrix:
 
 def read_ratings(path: str | Path) -> sp.csr_matrix:
     """A (users, items) rating matrix from MovieLens ``ratings.dat``/``.csv`` or ``u.data``;
-    ids are re-indexed densely in order of first appearance... sorted by id."""
+    user and item ids are re-indexed densely in increasing id order."""
     path = Path(path)
     text = path.read_text(encoding="latin-1")
     if path.suffix == ".csv":
