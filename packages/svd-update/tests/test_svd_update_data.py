@@ -16,11 +16,12 @@ from iclr24_common import MissingDataError
 
 
 def test_user_item_generator_is_binary_powerlaw_and_deterministic():
-    A = make_user_item(3000, 800, n_clusters=8, seed=1)
-    B = make_user_item(3000, 800, n_clusters=8, seed=1)
-    assert A.shape == (3000, 800) and np.all(A.data == 1.0)
+    kw = dict(n_clusters=8, min_activity=5)
+    A = make_user_item(3000, 2000, seed=1, **kw)
+    B = make_user_item(3000, 2000, seed=1, **kw)
+    assert A.shape == (3000, 2000) and np.all(A.data == 1.0)
     assert (A != B).nnz == 0
-    assert (A != make_user_item(3000, 800, n_clusters=8, seed=2)).nnz > 0
+    assert (A != make_user_item(3000, 2000, seed=2, **kw)).nnz > 0
     deg = np.diff(A.indptr)
     assert deg.min() >= 1 and deg.max() > 4 * np.median(deg)  # heavy-tailed activity
     pop = np.sort(np.asarray(A.sum(axis=0)).ravel())[::-1]
