@@ -1,1 +1,35 @@
-"""in progress"""
+"""GADAM: graph anomaly detection with adaptive message passing (Chen et al., ICLR 2024),
+on torch-geometric with the PyGOD detector API."""
+
+from .baselines import ColaDetector, DominantAE, degree_score, feature_inconsistency_score
+from .data import (
+    CitationGraphSpec,
+    citation_graph,
+    inject_anomalies,
+    load_dataset,
+    load_mat,
+    load_pygod,
+)
+from .gadam import GADAM, GADAMConfig, derangement, neighbour_mean, pre_attention
+from .metrics import detection_metrics, recall_at_k
+
+__version__ = "0.1.0"
+__all__ = [
+    "GADAM",
+    "CitationGraphSpec",
+    "ColaDetector",
+    "DominantAE",
+    "GADAMConfig",
+    "citation_graph",
+    "degree_score",
+    "derangement",
+    "detection_metrics",
+    "feature_inconsistency_score",
+    "inject_anomalies",
+    "load_dataset",
+    "load_mat",
+    "load_pygod",
+    "neighbour_mean",
+    "pre_attention",
+    "recall_at_k",
+]

@@ -1,0 +1,220 @@
+"""Graphs for anomaly detection: a generated citation-like graph, anomaly injection as in
+the literature (Ding et al. 2019, DOMINANT; the GADAM repo's `inject_ano.py`), and loaders
+for the paper's datasets from a local root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch_geometric.data import Data
+
+from iclr24_common import MissingDataError
+
+NORMAL, CONTEXTUAL, STRUCTURAL = 0, 1, 2
+ANOMALY_TYPES = {CONTEXTUAL: "contextual", STRUCTURAL: "structural"}
+
+
+@dataclass
+class CitationGraphSpec:
+    """A stochastic-block-model graph with bag-of-words features, shaped like Cora."""
+
+    num_nodes: int = 2708
+    """Nodes (Cora: 2708)."""
+    num_classes: int = 7
+    """Topics / communities (Cora: 7)."""
+    avg_degree: float = 3.9
+    """Mean degree (Cora: 2 x 5278 / 2708 = 3.9)."""
+    homophily: float = 0.8
+    """Fraction of edges inside a community (Cora's edge homophily is 0.81)."""
+    vocab: int = 1433
+    """Bag-of-words vocabulary (Cora: 1433 binary word features)."""
+    words_per_node: float = 18.0
+    """Mean distinct words per node (Cora: ~18)."""
+    topic_purity: float = 0.7
+    """Share of a node's words drawn from its class topic (the rest: background)."""
+    degree_exponent: float = 2.5
+    """Power-law exponent of the expected-degree weights (citation graphs are heavy-tailed)."""
+
+
+def citation_graph(spec: CitationGraphSpec, seed: int) -> Data:
+    """Generate an undirected, simple, attributed SBM graph; ``data.y`` holds the classes."""
+    rng = np.random.default_rng(seed)
+    n, c = spec.num_nodes, spec.num_classes
+    y = rng.integers(0, c, n)
+    # heavy-tailed expected degrees (Chung-Lu weights), capped so no node dominates
+    w = rng.pareto(spec.degree_exponent - 1, n) + 1.0
+    w = np.minimum(w, np.quantile(w, 0.999))
+    m = int(round(n * spec.avg_degree / 2))
+    src = rng.choice(n, m, p=w / w.sum())
+    intra = rng.random(m) < spec.homophily
+    dst = np.empty(m, dtype=np.int64)
+    for k in range(c):  # targets drawn per community (a loop over 7 classes, not over edges)
+        in_k = y == k
+        p_in = np.where(in_k, w, 0.0)
+        p_out = np.where(in_k, 0.0, w)
+        sel_in = intra & (y[src] == k)
+        sel_out = ~intra & (y[src] == k)
+        dst[sel_in] = rng.choice(n, sel_in.sum(), p=p_in / p_in.sum())
+        dst[sel_out] = rng.choice(n, sel_out.sum(), p=p_out / p_out.sum())
+    edge_index = _undirected_simple(np.stack([src, dst]), n)
+    # bag of words: class topics concentrated on a few hundred words
+    topics = rng.dirichlet(np.full(spec.vocab, 0.05), size=c)
+    background = rng.dirichlet(np.full(spec.vocab, 1.0))
+    x = np.zeros((n, spec.vocab), dtype=np.float32)
+    counts = np.maximum(1, rng.poisson(spec.words_per_node, n))
+    total = counts.sum()
+    rows = np.repeat(np.arange(n), counts)
+    from_topic = rng.random(total) < spec.topic_purity
+    words = np.empty(total, dtype=np.int64)
+    for k in range(c):
+        sel = from_topic & (y[rows] == k)
+        words[sel] = rng.choice(spec.vocab, sel.sum(), p=topics[k])
+    words[~from_topic] = rng.choice(spec.vocab, (~from_topic).sum(), p=background)
+    x[rows, words] = 1.0
+    return Data(
+        x=torch.from_numpy(x), edge_index=torch.from_numpy(edge_index), y=torch.from_numpy(y)
+    )
+
+
+def _undirected_simple(edge_index: np.ndarray, n: int) -> np.ndarray:
+    src, dst = np.concatenate([edge_index, edge_index[::-1]], axis=1)
+    keep = src != dst
+    key = np.unique(src[keep] * n + dst[keep])
+    return np.stack([key // n, key % n]).astype(np.int64)
+
+
+def inject_anomalies(
+    data: Data,
+    *,
+    clique_size: int = 15,
+    num_cliques: int = 5,
+    num_contextual: int | None = None,
+    candidates: int = 50,
+    seed: int = 0,
+) -> Data:
+    """Inject structural and contextual anomalies (DOMINANT protocol, GADAM `inject_ano.py`).
+
+    - structural: ``num_cliques`` groups of ``clique_size`` random nodes made fully connected;
+    - contextual: ``num_contextual`` other nodes (default: as many as the structural ones)
+      whose features are replaced by those of the farthest (Euclidean) of ``candidates``
+      random nodes.
+    Returns a copy with ``label`` (0/1) and ``anomaly_type`` (0 normal, 1 contextual, 2 structural).
+    """
+    n = data.num_nodes
+    num_struct = clique_size * num_cliques
+    num_ctx = num_struct if num_contextual is None else num_contextual
+    if clique_size < 2 or num_cliques < 0 or num_ctx < 0:
+        raise ValueError("clique_size must be >= 2 and counts non-negative")
+    if num_struct + num_ctx > n or candidates > n:
+        raise ValueError(f"cannot inject {num_struct} + {num_ctx} anomalies into {n} nodes")
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(n, num_struct + num_ctx, replace=False)
+    ctx, struct = chosen[:num_ctx], chosen[num_ctx:]
+    x = data.x.clone()
+    # contextual: farthest of `candidates` random nodes, computed for all anomalies at once
+    cand = (
+        np.stack([rng.choice(n, candidates, replace=False) for _ in range(num_ctx)])
+        if num_ctx
+        else np.zeros((0, candidates), dtype=np.int64)
+    )
+    if num_ctx:
+        cand_t = torch.from_numpy(cand)
+        dist = (data.x[torch.from_numpy(ctx)][:, None, :] - data.x[cand_t]).norm(
+            dim=-1
+        )  # (k, candidates)
+        x[torch.from_numpy(ctx)] = data.x[cand_t[torch.arange(num_ctx), dist.argmax(1)]]
+    # structural: cliques
+    cliques = struct.reshape(num_cliques, clique_size)
+    a, b = np.meshgrid(np.arange(clique_size), np.arange(clique_size), indexing="ij")
+    off = a != b
+    new = np.stack([cliques[:, a[off]].ravel(), cliques[:, b[off]].ravel()])
+    edge_index = _undirected_simple(np.concatenate([data.edge_index.numpy(), new], axis=1), n)
+    atype = np.zeros(n, dtype=np.int64)
+    atype[ctx], atype[struct] = CONTEXTUAL, STRUCTURAL
+    out = data.clone()
+    out.x, out.edge_index = x, torch.from_numpy(edge_index)
+    out.anomaly_type = torch.from_numpy(atype)
+    out.label = (out.anomaly_type > 0).long()
+    out.cliques = torch.from_numpy(cliques)
+    return out
+
+
+# ---------------------------------------------------------------- real datasets (paper preset)
+
+PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
+MAT = {"acm": "ACM", "blogcatalog": "BlogCatalog"}
+PYGOD = {"books": "books", "reddit": "reddit"}
+HOW_TO_GET = {
+    "planetoid": "put the Planetoid raw files under <root>/<Name>/raw (torch_geometric.datasets.Planetoid layout), "
+    "or pass --download to let PyG fetch them",
+    "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' raw_dataset folder",
+    "pygod": "get <name>.pt from the PyGOD data repository (pygod.utils.load_data cache)",
+}
+
+
+def load_mat(path: str | Path) -> Data:
+    """An attributed network in the `.mat` layout of ACM / BlogCatalog (Network, Attributes, Label)."""
+    import scipy.io as sio
+    import scipy.sparse as sp
+
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(path.stem, [path], HOW_TO_GET["mat"])
+    mat = sio.loadmat(path)
+    for key in ("Network", "Attributes", "Label"):
+        if key not in mat:
+            raise ValueError(f"{path}: missing key {key!r} (expected Network, Attributes, Label)")
+    adj = sp.coo_matrix(mat["Network"])
+    feats = mat["Attributes"]
+    feats = feats.toarray() if sp.issparse(feats) else np.asarray(feats)
+    n = feats.shape[0]
+    ei = _undirected_simple(np.stack([adj.row, adj.col]).astype(np.int64), n)
+    label = torch.as_tensor(np.asarray(mat["Label"]).reshape(-1) > 0).long()
+    return Data(
+        x=torch.as_tensor(feats, dtype=torch.float32), edge_index=torch.from_numpy(ei), label=label
+    )
+
+
+def load_pygod(path: str | Path) -> Data:
+    """A PyGOD benchmark graph saved with torch.save (``y`` = organic anomaly labels)."""
+    path = Path(path)
+    if not path.exists():
+        raise MissingDataError(path.stem, [path], HOW_TO_GET["pygod"])
+    data = torch.load(path, weights_only=False)
+    data.label = (
+        (data.y.reshape(-1) > 0).long() if data.y.dim() == 1 else (data.y.sum(1) > 0).long()
+    )
+    return data
+
+
+def load_planetoid(root: str | Path, name: str, download: bool = False) -> Data:
+    """Cora / CiteSeer / PubMed through torch_geometric's Planetoid loader (labels = classes)."""
+    from torch_geometric.datasets import Planetoid
+
+    pyg_name = PLANETOID[name.lower()]
+    raw = Path(root) / pyg_name / "raw"
+    expected = raw / f"ind.{pyg_name.lower()}.graph"
+    if not download and not expected.exists():
+        raise MissingDataError(pyg_name, [expected], HOW_TO_GET["planetoid"])
+    return Planetoid(str(root), pyg_name)[0]
+
+
+def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0) -> Data:
+    """A paper dataset with labels: Planetoid graphs get injected anomalies (GADAM's protocol,
+    clique size 15, 50 candidates), the .mat graphs and PyGOD graphs carry their own."""
+    key = name.lower()
+    root = Path(root)
+    if key in PLANETOID:
+        data = load_planetoid(root, key, download)
+        cliques = {"cora": 5, "citeseer": 5, "pubmed": 20}[key]  # 150 / 150 / 600 anomalies
+        return inject_anomalies(data, clique_size=15, num_cliques=cliques, seed=seed)
+    if key in MAT:
+        return load_mat(root / f"{MAT[key]}.mat")
+    if key in PYGOD:
+        return load_pygod(root / f"{PYGOD[key]}.pt")
+    raise ValueError(
+        f"unknown dataset {name!r}: choose from {sorted({**PLANETOID, **MAT, **PYGOD})}"
+    )

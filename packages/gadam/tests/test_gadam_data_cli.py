@@ -1,0 +1,85 @@
+import json
+
+import numpy as np
+import pytest
+import scipy.io as sio
+import scipy.sparse as sp
+import torch
+from iclr24_gadam import load_dataset, load_mat, load_pygod
+from iclr24_gadam.cli import main
+from torch_geometric.data import Data
+
+from iclr24_common import MissingDataError
+
+
+def test_mat_loader_on_small_file(tmp_path):
+    adj = sp.csr_matrix(np.array([[0, 1, 0], [1, 0, 1], [0, 1, 1]]))
+    feats = sp.csr_matrix(np.eye(3))
+    sio.savemat(
+        tmp_path / "ACM.mat",
+        {"Network": adj, "Attributes": feats, "Label": np.array([[0], [1], [0]])},
+    )
+    g = load_dataset("acm", tmp_path)
+    assert g.x.shape == (3, 3) and g.label.tolist() == [0, 1, 0]
+    assert sorted(map(tuple, g.edge_index.T.tolist())) == [
+        (0, 1),
+        (1, 0),
+        (1, 2),
+        (2, 1),
+    ]  # self-loop dropped
+    sio.savemat(tmp_path / "bad.mat", {"Network": adj})
+    with pytest.raises(ValueError, match="Attributes"):
+        load_mat(tmp_path / "bad.mat")
+
+
+def test_pygod_loader_on_small_file(tmp_path):
+    data = Data(
+        x=torch.rand(4, 2), edge_index=torch.tensor([[0, 1], [1, 0]]), y=torch.tensor([0, 1, 0, 1])
+    )
+    torch.save(data, tmp_path / "books.pt")
+    g = load_pygod(tmp_path / "books.pt")
+    assert g.label.tolist() == [0, 1, 0, 1]
+
+
+def test_missing_datasets_say_what_to_get(tmp_path):
+    with pytest.raises(MissingDataError, match="Planetoid"):
+        load_dataset("cora", tmp_path)
+    with pytest.raises(MissingDataError, match="BlogCatalog"):
+        load_dataset("blogcatalog", tmp_path)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("imagenet", tmp_path)
+
+
+def test_cli_bad_input_exits_2(tmp_path, capsys):
+    assert (
+        main(
+            [
+                "reproduce",
+                "--preset",
+                "paper",
+                "--data-dir",
+                str(tmp_path),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
+    assert "missing data" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "--faithful-quirks", "maybe"])
+    assert e.value.code == 2
+
+
+@pytest.mark.slow
+def test_smoke_reproduction(tmp_path):
+    out = tmp_path / "smoke"
+    assert main(["reproduce", "--preset", "smoke", "--device", "cpu", "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    ids = {c["id"] for c in res["claims"]}
+    assert {"beats-baselines-cora-like", "global-stage-large", "efficiency"} <= ids
+    assert all(isinstance(c["holds"], bool) for c in res["claims"])
+    for method in ["gadam", "gadam_local", "degree", "feat_inconsistency", "cola", "dominant"]:
+        assert 0.0 <= res["metrics"][f"cora-like/{method}/auc"]["mean"] <= 1.0
+    assert res["metrics"]["efficiency/dominant/fit_seconds"]["mean"] > 0
+    assert (out / "auc.png").stat().st_size > 0 and (out / "results.md").exists()
