@@ -73,3 +73,28 @@ def test_readme_library_example():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "README has no python example"
     exec(compile(blocks[0], str(README), "exec"), {})
+
+
+@pytest.mark.slow
+def test_paper_preset_code_path_on_tiny_cifar_files(tmp_path):
+    """The paper preset's path (CIFAR loader, augmentation, ResNet-18, OneCycle) end to end
+    on 12 fake images, 2 epochs."""
+    import pickle
+
+    import numpy as np
+
+    base = tmp_path / "data" / "cifar-10-batches-py"
+    base.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        d = {b"data": rng.integers(0, 256, (2, 3072), dtype=np.uint8),
+             b"labels": list(rng.integers(0, 10, 2))}  # fmt: skip
+        (base / name).write_bytes(pickle.dumps(d))
+    out = tmp_path / "paper"
+    argv = ["reproduce", "--preset", "paper", "--datasets", "cifar10", "--epochs", "2",
+            "--methods", "full", "infobatch_r0.5", "--data-dir", str(tmp_path / "data"),
+            "--out", str(out), "--device", "cpu"]  # fmt: skip
+    assert main(argv) == 0
+    res = json.loads((out / "results.json").read_text())
+    assert {c["id"] for c in res["claims"]} >= {"lossless/cifar10", "annealing/cifar10"}
+    assert res["tasks"][0]["model"] == "resnet18" and res["tasks"][0]["train"]["augment"]

@@ -15,7 +15,15 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 import torch
 
-from iclr24_common import Claim, Metrics, Report, RunContext, UsageError, seed_everything
+from iclr24_common import (
+    Claim,
+    Metrics,
+    Report,
+    RunContext,
+    UsageError,
+    init_distributed,
+    seed_everything,
+)
 from iclr24_common.io import atomic_write_json
 
 from .data import Split, load_cifar, load_digits_split, make_classification_split
@@ -59,7 +67,7 @@ class Preset:
     """torch CPU threads (1 keeps the small-model timings steady on a shared machine)."""
 
 
-_MLP = TrainConfig(epochs=40, batch_size=64, max_lr=0.05)
+_MLP = TrainConfig(epochs=60, batch_size=64, max_lr=0.05)
 PRESETS = {
     "smoke": Preset([Task("digits", "mlp", replace(_MLP, epochs=12))], (0,)),
     "default": Preset(
@@ -110,21 +118,22 @@ def build_model(name: str, split: Split) -> torch.nn.Module:
 
 
 def make_pruner(
-    method: str, n: int, epochs: int, seed: int, done: dict[str, dict]
+    method: str, n: int, epochs: int, seed: int, done: dict[str, dict], distributed: bool = False
 ) -> DynamicPruner:
+    kw = {"seed": seed, "distributed": distributed}
     if method == "full":
-        return FullData(n, epochs, seed=seed)
+        return FullData(n, epochs, **kw)
     if method.startswith("infobatch_r"):
         return InfoBatch(n, epochs, prune_ratio=float(method.removeprefix("infobatch_r")),
-                         delta=DELTA, seed=seed)  # fmt: skip
+                         delta=DELTA, **kw)  # fmt: skip
     ref = done.get("infobatch_r0.7")
     if ref is None:
         raise UsageError(f"{method} takes its budget from infobatch_r0.7: run both")
     if method == "random_r0.7":  # InfoBatch's per-epoch kept counts: the same per-epoch budget
-        return RandomPruning(n, epochs, ref["kept_per_epoch"], seed=seed)
+        return RandomPruning(n, epochs, ref["kept_per_epoch"], **kw)
     # hard: InfoBatch's total budget spread evenly over all epochs (no annealing)
     frac = 1.0 - float(np.mean(ref["kept_per_epoch"])) / n
-    return HardPruning(n, epochs, prune_fraction=frac, seed=seed)
+    return HardPruning(n, epochs, prune_fraction=frac, **kw)
 
 
 def _select(preset: Preset, args: argparse.Namespace) -> tuple[list[Task], list[str]]:
@@ -153,6 +162,11 @@ def run(ctx: RunContext) -> Report:
     threads = ctx.args.threads if ctx.args.threads is not None else preset.threads
     if threads:
         torch.set_num_threads(threads)
+    # Under torchrun: one process per device, DistributedDataParallel, sharded epochs.
+    info = init_distributed(ctx.torch_device.type)
+    device = ctx.torch_device
+    if info.is_distributed and device.type == "cuda":
+        device = torch.device("cuda", info.local_rank)
     store = ctx.path("runs.json")
     records: dict[str, dict] = {}
     if ctx.resume and store.exists():
@@ -174,12 +188,14 @@ def run(ctx: RunContext) -> Report:
                     res = records[key]
                 else:
                     seed_everything(seed)
-                    gen = torch.Generator().manual_seed(seed)
+                    gen = torch.Generator().manual_seed(seed * 1000 + info.rank)  # augmentation
                     model = build_model(task.model, split)
-                    pruner = make_pruner(method, len(split.y_train), task.train.epochs, seed, done)
-                    res = train_run(split, model, pruner, task.train, ctx.torch_device, gen)
+                    pruner = make_pruner(method, len(split.y_train), task.train.epochs, seed, done,
+                                         distributed=info.is_distributed)  # fmt: skip
+                    res = train_run(split, model, pruner, task.train, device, gen)
                     records[key] = res
-                    atomic_write_json(store, records)
+                    if info.is_main:
+                        atomic_write_json(store, records)
                 done[method] = res
                 ctx.log.info("%s: acc %.2f%%, saved %.1f%% of passes, %.1f s", key,
                              res["test_acc"], 100 * res["saved_fraction"], res["train_seconds"])  # fmt: skip
