@@ -319,7 +319,8 @@ def _figure(
         for meth in methods:
             r = records.get(f"{task.dataset}/{meth}/seed{seed}")
             if r:
-                ax.plot([ep["samples"] for ep in r["epochs"]], label=meth)
+                style = "--" if meth == "random_r0.7" else "-"  # overlaps infobatch_r0.7
+                ax.plot([ep["samples"] for ep in r["epochs"]], style, label=meth)
         ax.set(title=f"{task.dataset} (seed {seed})", xlabel="epoch", ylabel="samples trained on")
         ax.legend(fontsize=7)
     ctx.save_figure(fig, "epoch_sizes.png")
