@@ -94,6 +94,7 @@ def test_epoch_lengths_shrink_then_anneal_non_integer_delta():
     assert lengths[8:] == [n, n]
     assert all(torch.all(w == 1) for w in weights_used[8:])
     assert torch.any(weights_used[7] == 2.0)
+    assert len(sampler) == n  # after the last epoch len() draws nothing more
     with pytest.raises(RuntimeError):
         ib.next_epoch()
 

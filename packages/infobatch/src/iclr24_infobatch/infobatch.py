@@ -136,6 +136,8 @@ class DynamicPruner(Dataset):
         current scores, and used by the next :meth:`next_epoch`)."""
         if self._plan is not None and self._cursor < len(self._plan):
             return len(self._plan)
+        if self._pending is None and self.epoch >= self.num_epochs:  # training is over
+            return len(self._plan) if self._plan is not None else 0
         if self._pending is None:
             self._pending = self._draw()
         return len(self._pending)
