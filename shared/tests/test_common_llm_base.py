@@ -175,3 +175,14 @@ def test_load_llm_specs(tmp_path):
         load_llm("openai:no-url")
     with pytest.raises(ValueError, match="bad LLM spec"):
         load_llm("no-such-backend")
+
+
+def test_cli_reports_bad_input_in_one_line(capsys):
+    from iclr24_common.llm.cli import main
+
+    assert main(["generate", "--llm", "no-such-backend", "hello"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("iclr24-llm: error: bad LLM spec") and "Traceback" not in err
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--port", "not-a-number"])
+    assert e.value.code == 2

@@ -91,16 +91,16 @@ def file_sha256(path: Path) -> str:
     return _SHA_CACHE[k]
 
 
-def dequantised_dir(gguf: str | Path, cache_root: str | Path | None = None) -> Path:
+def dequantised_dir(
+    gguf: str | Path, cache_root: str | Path | None = None, *, build: bool = True
+) -> Path | None:
     """A Hugging Face model folder (fp32 safetensors + tokenizer) for ``gguf``.
 
     Built once per GGUF content (keyed by its sha256) under ``cache_root`` (default
     ``data_dir() / "llm"``): the folder is written under a temporary name and renamed
     into place, so concurrent first loads are safe (the loser discards its copy).
+    With ``build=False`` it only looks: None when the folder is not there yet.
     """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     gguf = Path(gguf)
     if not gguf.is_file():
         raise MissingDataError(f"GGUF model {gguf.name}", [gguf], "check the path")
@@ -109,6 +109,11 @@ def dequantised_dir(gguf: str | Path, cache_root: str | Path | None = None) -> P
     final = root / f"{gguf.stem}-{sha[:16]}"
     if (final / "source.json").exists():
         return final
+    if not build:
+        return None
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     root.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     log.info("de-quantising %s to fp32 (once; cached in %s)", gguf.name, final)
@@ -249,11 +254,30 @@ class TransformersBackend:
         With a ``seed`` the same call gives the same samples (torch's RNG is forked, so the
         caller's global RNG is untouched).
         """
+        check_sampling(n, temperature, top_p, max_new_tokens)
+        texts = [self.render(p) for p in normalise_prompts(prompts)]
+        return self.generate_raw(
+            texts, n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+            stop=stop, seed=seed,
+        )  # fmt: skip
+
+    def generate_raw(
+        self,
+        texts: Sequence[str],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+    ) -> list[list[Completion]]:
+        """`generate` for texts fed as they are (no chat template): the server's
+        ``/v1/completions``."""
         import torch
 
         check_sampling(n, temperature, top_p, max_new_tokens)
-        prompts = normalise_prompts(prompts)
-        texts = [self.render(p) for p in prompts]
+        texts = list(texts)
         per_batch = max(1, self.batch_size // n)
         sample = temperature > 0
         gen_kw: dict[str, Any] = dict(

@@ -51,10 +51,14 @@ def _default_token_counter() -> Callable[[str], int]:
     try:
         from transformers import AutoTokenizer
 
-        from .local import smollm2_gguf_path
+        from .local import dequantised_dir, smollm2_gguf_path
 
         gguf = smollm2_gguf_path()
-        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        folder = dequantised_dir(gguf, build=False)  # tokenizer.json: fast to load
+        if folder is not None:
+            tok = AutoTokenizer.from_pretrained(folder)
+        else:
+            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         return lambda s: len(tok(s, add_special_tokens=False).input_ids)
     except Exception as e:  # no extra installed: OpenAI's rule of thumb
         log.warning("no local tokenizer (%s); estimating tokens as characters / 4", e)

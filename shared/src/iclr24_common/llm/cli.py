@@ -1,0 +1,155 @@
+"""``iclr24-llm``: serve a local model over the OpenAI protocol, query any backend, and
+measure the local backend's speed.
+
+    iclr24-llm serve [--model local|PATH] [--port 8000] [--threads 1]
+    iclr24-llm generate --llm SPEC "prompt" [--max-new-tokens 64] [--n 1] [--temperature 0]
+    iclr24-llm bench [--threads 1 2] [--batch 1 8] [--new-tokens 64] [--load]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+from ..data import MissingDataError
+from . import SPEC_HELP, LLMError, load_llm
+
+BENCH_PROMPTS = [
+    "Write a long story about a dragon who learns to bake bread.",
+    "Explain in detail how a steam engine works.",
+    "Describe the history of the city of Rome.",
+    "Write a letter to a friend about your summer holidays.",
+    "List and explain ten tips for learning a new language.",
+    "Describe a walk through a forest in autumn.",
+    "Explain how vaccines train the immune system.",
+    "Write a product review of a pair of running shoes.",
+]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import make_server
+
+    spec = args.model
+    llm = load_llm(spec, threads=args.threads, device=args.device)
+    httpd = make_server(llm, args.host, args.port)
+    host, port = httpd.server_address[:2]
+    # one line on stdout that scripts (and the tests) read to find the port
+    print(f"serving {llm.name} at http://{host}:{port}/v1", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    llm = load_llm(args.llm)
+    groups = llm.generate(
+        [args.prompt], n=args.n, temperature=args.temperature, max_new_tokens=args.max_new_tokens,
+        seed=args.seed, stop=args.stop or None,
+    )  # fmt: skip
+    if args.json:
+        from ..io import to_jsonable
+
+        print(json.dumps({"completions": to_jsonable(groups[0]), "usage": llm.usage.as_dict()}))
+    else:
+        for c in groups[0]:
+            print(c.text)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """Load time (first = de-quantise into a fresh folder, cached = from that folder) and
+    decoding tokens/s for each thread count and batch size, greedy."""
+    from .local import TransformersBackend
+
+    report: dict = {"new_tokens": args.new_tokens, "runs": []}
+    if args.load:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            TransformersBackend(cache_root=tmp, threads=args.threads[0])
+            report["load_first_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            llm = TransformersBackend(cache_root=tmp, threads=args.threads[0])
+            report["load_cached_s"] = time.perf_counter() - t0
+    else:
+        llm = TransformersBackend(threads=args.threads[0])
+    llm.generate(["Hello."], max_new_tokens=4)  # warm-up
+    for threads in args.threads:
+        import torch
+
+        torch.set_num_threads(threads)
+        for batch in args.batch:
+            prompts = [BENCH_PROMPTS[i % len(BENCH_PROMPTS)] for i in range(batch)]
+            llm.batch_size = batch
+            t0 = time.perf_counter()
+            out = llm.generate(prompts, max_new_tokens=args.new_tokens)
+            wall = time.perf_counter() - t0
+            toks = sum(c.completion_tokens for g in out for c in g)
+            run = {"threads": threads, "batch": batch, "tokens": toks, "seconds": wall,
+                   "tokens_per_s": toks / wall}  # fmt: skip
+            report["runs"].append(run)
+            print(f"threads={threads} batch={batch}: {toks} tokens in {wall:.2f} s = "
+                  f"{toks / wall:.1f} tokens/s", flush=True)  # fmt: skip
+    for k in ("load_first_s", "load_cached_s"):
+        if k in report:
+            print(f"{k}: {report[k]:.2f}")
+    if args.json:
+        print(json.dumps(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="iclr24-llm",
+        description="Serve a local model over the OpenAI protocol, query any backend, "
+        "measure the local backend.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("serve", help="serve a local model over the OpenAI protocol")
+    s.add_argument("--model", default="local", help="'local' (SmolLM2) or a model folder/.gguf")
+    s.add_argument("--host", default="127.0.0.1", help="bind address (default loopback only)")
+    s.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    s.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 was fastest)")
+    s.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N, mps")
+    s.set_defaults(func=_serve)
+
+    g = sub.add_parser("generate", help="complete one prompt with any backend")
+    g.add_argument("prompt")
+    g.add_argument("--llm", default="local", help=SPEC_HELP)
+    g.add_argument("--n", type=int, default=1)
+    g.add_argument("--temperature", type=float, default=0.0)
+    g.add_argument("--max-new-tokens", type=int, default=64)
+    g.add_argument("--seed", type=int, default=None)
+    g.add_argument("--stop", action="append", help="a stop string (repeatable)")
+    g.add_argument("--json", action="store_true", help="print completions and usage as JSON")
+    g.set_defaults(func=_generate)
+
+    b = sub.add_parser("bench", help="measure the local backend's load time and tokens/s")
+    b.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    b.add_argument("--batch", type=int, nargs="+", default=[1, 8])
+    b.add_argument("--new-tokens", type=int, default=64)
+    b.add_argument("--load", action="store_true", help="also time a fresh de-quantisation")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (LLMError, MissingDataError, ValueError) as e:
+        print(f"iclr24-llm: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
