@@ -97,3 +97,29 @@ def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
         atomic_write_text(target, "new")
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_load_results_checks_the_contract(tmp_path):
+    from iclr24_common import load_results
+
+    m = Metrics()
+    m.add("a/x", 0, 1.0)
+    write_results(
+        tmp_path,
+        package="iclr24-demo",
+        version="0.1.0",
+        paper={"title": "T"},
+        preset="smoke",
+        seeds=[0],
+        device="cpu",
+        wall_seconds=0.1,
+        metrics=m,
+        claims=[Claim("c", "s", "p", "m", "k", True)],
+    )
+    assert load_results(tmp_path)["claims"][0]["id"] == "c"
+    broken = json.loads((tmp_path / "results.json").read_text())
+    del broken["environment"]
+    broken["claims"][0]["holds"] = "yes"
+    (tmp_path / "results.json").write_text(json.dumps(broken))
+    with pytest.raises(ValueError, match="missing key 'environment'.*non-bool holds"):
+        load_results(tmp_path)

@@ -17,7 +17,15 @@ from .dist import (
 )
 from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, save_figure
 from .logs import get_logger, log_to_file, progress
-from .results import Claim, Metrics, aggregate, claims_table, environment_record, write_results
+from .results import (
+    Claim,
+    Metrics,
+    aggregate,
+    claims_table,
+    environment_record,
+    load_results,
+    write_results,
+)
 from .seeding import seed_everything
 
 __version__ = "0.1.0"
@@ -50,6 +58,7 @@ __all__ = [
     "init_distributed",
     "is_main_process",
     "load_checkpoint",
+    "load_results",
     "log_to_file",
     "progress",
     "rank0_only",

@@ -233,3 +233,41 @@ def write_results(
     atomic_write_json(out / "results.json", results)
     atomic_write_text(out / "results.md", results_markdown(results))
     return results
+
+
+REQUIRED_KEYS = (
+    "package",
+    "version",
+    "paper",
+    "preset",
+    "seeds",
+    "device",
+    "wall_seconds",
+    "environment",
+    "metrics",
+    "claims",
+)
+CLAIM_KEYS = ("id", "statement", "paper", "measured", "criterion", "holds")
+
+
+def load_results(out_dir: str | Path) -> dict[str, Any]:
+    """Read ``out_dir/results.json`` and check it keeps the reproduction contract: every
+    required key, metrics as mean/std/per_seed, claims complete with a bool ``holds``.
+    Raises ``ValueError`` naming what is wrong (for tests and for tools that collect runs)."""
+    import json
+
+    path = Path(out_dir) / "results.json"
+    res = json.loads(path.read_text())
+    problems = [f"missing key {k!r}" for k in REQUIRED_KEYS if k not in res]
+    for name, m in res.get("metrics", {}).items():
+        if not {"mean", "std", "per_seed"} <= set(m):
+            problems.append(f"metric {name!r} lacks mean/std/per_seed")
+    for c in res.get("claims", []):
+        missing = [k for k in CLAIM_KEYS if k not in c]
+        if missing or not isinstance(c.get("holds"), bool):
+            problems.append(f"claim {c.get('id')!r}: missing {missing} or non-bool holds")
+    if not res.get("claims"):
+        problems.append("no claims")
+    if problems:
+        raise ValueError(f"{path} breaks the results contract: " + "; ".join(problems))
+    return res
