@@ -1,0 +1,49 @@
+"""The CLI: bad input exits 2 with one line; the smoke reproduction writes complete results."""
+
+import json
+
+import pytest
+from iclr24_opro.cli import main
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [["--llm", "no-such-model-anywhere"], ["--llm-steps", "0"], ["--llm-seconds", "-1"]],
+)
+def test_bad_input_exits_2(tmp_path, capsys, extra):
+    code = main(["reproduce", "--preset", "smoke", "--out", str(tmp_path), *extra])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("iclr24-opro: error:") and "\n" not in err
+
+
+def test_unknown_preset_exits_2(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "--preset", "huge", "--out", str(tmp_path)])
+    assert e.value.code == 2
+
+
+@pytest.mark.slow
+def test_smoke_reproduction_with_scripted_llm(tmp_path):
+    out = tmp_path / "run"
+    assert main(["reproduce", "--preset", "smoke", "--llm", "scripted", "--out", str(out)]) == 0
+    res = json.loads((out / "results.json").read_text())
+    ids = {c["id"]: c for c in res["claims"]}
+    assert set(ids) == {"protocol", "capable-linreg", "capable-tsp", "llm-vs-random"}
+    assert all(isinstance(c["holds"], bool) for c in ids.values())
+    assert ids["protocol"]["holds"] and ids["capable-linreg"]["holds"]
+    for name in ("llm/parse_rate", "tsp/scripted_gap", "random/linreg_excess_loss"):
+        assert name in res["metrics"]
+    assert res["metrics"]["llm/usage_calls"]["mean"] == 16  # 2 steps x 8 samples
+    assert (out / "linreg_best.png").exists() and (out / "tsp_best.png").exists()
+    traj = out / "trajectories" / "llm-linreg-seed0" / "trajectory.jsonl"
+    first = json.loads(traj.read_text().splitlines()[0])
+    assert first["step"] == 0 and first["samples"] == 8
+    # --resume: every run is already finished, so the same numbers come back
+    assert main(["reproduce", "--preset", "smoke", "--llm", "scripted", "--out", str(out),
+                 "--resume"]) == 0  # fmt: skip
+    again = json.loads((out / "results.json").read_text())
+    drop = {"llm/seconds_per_step"}  # wall time, not a result
+    assert {k: v for k, v in again["metrics"].items() if k not in drop} == {
+        k: v for k, v in res["metrics"].items() if k not in drop
+    }
