@@ -150,3 +150,9 @@ def test_progress_without_tty_logs_lines(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "work: 3/3" in out.stderr
     assert "manual: 2/2" in out.stderr and "loss=0.25" in out.stderr
+
+
+def test_progress_logs_the_final_count_once():
+    script = "from iclr24_common import progress\nfor _ in progress(range(2), desc='once', every_s=0.0): pass\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.stderr.count("once: 2/2") == 1, out.stderr

@@ -59,7 +59,7 @@ class _LogProgress:
     def __init__(self, iterable, desc, total, every_s, logger):
         self.iterable, self.desc, self.total = iterable, desc, total
         self.every_s, self.log = every_s, logger
-        self.n, self.postfix = 0, ""
+        self.n, self.postfix, self._emitted_n = 0, "", 0
         self._t0 = self._last = time.monotonic()
 
     def set_postfix(self, **kw):
@@ -73,6 +73,7 @@ class _LogProgress:
             self._emit(now)
 
     def _emit(self, now):
+        self._emitted_n = self.n
         total = f"/{self.total}" if self.total else ""
         rate = self.n / max(now - self._t0, 1e-9)
         extra = f" [{self.postfix}]" if self.postfix else ""
@@ -85,7 +86,7 @@ class _LogProgress:
         self.close()
 
     def close(self):
-        if self.n and time.monotonic() - self._t0 >= self.every_s:
+        if self.n != self._emitted_n and time.monotonic() - self._t0 >= self.every_s:
             self._emit(time.monotonic())
 
     def __enter__(self):
