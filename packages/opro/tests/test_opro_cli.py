@@ -47,3 +47,33 @@ def test_smoke_reproduction_with_scripted_llm(tmp_path):
     assert {k: v for k, v in again["metrics"].items() if k not in drop} == {
         k: v for k, v in res["metrics"].items() if k not in drop
     }
+
+
+def test_readme_examples_run(tmp_path, monkeypatch):
+    """The README's Python blocks, with the model replaced by the scripted optimizers."""
+    import re
+    from pathlib import Path
+
+    from iclr24_opro import scripted_linreg_optimizer, scripted_tsp_optimizer
+
+    import iclr24_common.llm as llm_mod
+    from iclr24_common.llm import ScriptedBackend
+
+    def both(prompt):
+        if "<trace>" in prompt:
+            return scripted_tsp_optimizer(prompt)
+        if "solution:\n" in prompt:  # the TextProblem example: one step up from the best
+            best = int(prompt.split("solution:\n")[-1].split("\n")[0])
+            return f"x = {best + 1}"
+        return scripted_linreg_optimizer(prompt)
+
+    monkeypatch.setattr(llm_mod, "load_llm", lambda spec: ScriptedBackend(both))
+    monkeypatch.chdir(tmp_path)
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert len(blocks) == 2
+    ns: dict = {}
+    for block in blocks:
+        exec(block, ns)  # noqa: S102
+    assert ns["res"].best.solution == 7
+    assert (tmp_path / "runs" / "lr" / "trajectory.jsonl").exists()

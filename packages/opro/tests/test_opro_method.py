@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from iclr24_opro import (
     OPRO,
     TSP,
@@ -255,3 +257,26 @@ def test_text_problem_readme_example():
     assert res.best.solution == 7 and res.best.value == 0
     text = prob.meta_prompt(shown_in_prompt(prob, res.history, 2))
     assert "ascending order" in text and text.index("value:\n-1") < text.index("solution:\n7")
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6), st.text(max_size=30))
+def test_parse_linreg_roundtrip(w, b, prefix):
+    prefix = prefix.replace("[", "(").replace("]", ")")
+    assert parse_linreg(f"{prefix} so the pair is [{w}, {b}]") == [w, b]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 12).flatmap(lambda n: st.permutations(list(range(1, n)))))
+def test_parse_tsp_roundtrip_and_scored_length(perm):
+    t = [0, *perm]
+    n = len(t)
+    assert parse_tsp(f"ok <trace> {', '.join(map(str, t))} </trace>", n) == t
+    q = TSP(n=n, seed=n) if n >= 4 else None
+    if q is not None:
+        pts = q.points.astype(float)
+        manual = sum(np.linalg.norm(pts[t[i]] - pts[t[(i + 1) % n]]) for i in range(n))
+        assert q.score(t) == pytest.approx(manual)
