@@ -156,3 +156,13 @@ def test_progress_logs_the_final_count_once():
     script = "from iclr24_common import progress\nfor _ in progress(range(2), desc='once', every_s=0.0): pass\n"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.stderr.count("once: 2/2") == 1, out.stderr
+
+
+def test_log_lines_follow_the_current_stderr(capsys):
+    from iclr24_common import get_logger
+
+    get_logger("demo").info("first")
+    assert "first" in capsys.readouterr().err
+    get_logger("demo").info("second")  # a new capture stream: still reached, no logging error
+    err = capsys.readouterr().err
+    assert "second" in err and "Logging error" not in err

@@ -17,11 +17,27 @@ _FMT_CONSOLE = "%(asctime)s %(message)s"
 _FMT_FILE = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is *now* (pytest's capture, a redirected stream),
+    not to the stream that existed when the handler was made."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
 def get_logger(name: str = ROOT) -> logging.Logger:
     """A logger under the ``iclr24`` hierarchy; the console handler is installed once."""
     root = logging.getLogger(ROOT)
     if not getattr(root, "_iclr24_configured", False):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _CurrentStderr()
         handler.setFormatter(logging.Formatter(_FMT_CONSOLE, datefmt="%H:%M:%S"))
         root.addHandler(handler)
         root.setLevel(logging.INFO)
