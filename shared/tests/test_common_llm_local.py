@@ -154,3 +154,9 @@ def test_usage_ledger_counts_local_calls(llm):
 def test_bad_model_path_is_a_clear_error(tmp_path):
     with pytest.raises(MissingDataError, match="model folder or a .gguf"):
         TransformersBackend(tmp_path)
+
+
+def test_cli_default_threads_matches_the_backend():
+    from iclr24_common.llm import cli, local
+
+    assert cli.DEFAULT_THREADS == local.DEFAULT_THREADS

@@ -43,8 +43,10 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # An explicit system turn: SmolLM2's chat template otherwise injects its own
 # ("You are a helpful AI assistant named SmolLM, trained by Hugging Face").
 DEFAULT_SYSTEM = "You are a helpful assistant."
-# 1 thread decoded faster than 2 on the 2-core dev machine (shared/docs/llm.md, "Speed").
-DEFAULT_THREADS = 1
+# 2 threads decoded 1.5-1.8x faster than 1 on the 2-core machine in 6 of 7 runs; the 7th,
+# with another process on a core, was 7x slower: pass threads=1 on a busy machine
+# (shared/docs/llm.md, "Measured").
+DEFAULT_THREADS = 2
 
 
 # ---------------------------------------------------------------------------- model files
