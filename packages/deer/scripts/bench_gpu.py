@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from iclr24_deer.bench import PAPER_BATCH, PAPER_HIDDEN, PAPER_LENGTHS, benchmark_point
 
-from iclr24_common import atomic_write_json, atomic_write_text, resolve_device
+from iclr24_common import DeviceError, atomic_write_json, atomic_write_text, resolve_device
 
 
 def _markdown(rows: list[dict], device: str) -> str:
@@ -94,7 +94,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.tiny:
         args.hidden, args.lengths, args.batch, args.reps, args.warmup = [1, 4], [300, 1000], 4, 1, 1
-    device = resolve_device(args.device)
+    try:
+        device = resolve_device(args.device)
+    except DeviceError as e:
+        print(f"bench_gpu: error: {e}", file=sys.stderr)
+        return 2
     if device.type == "cuda":
         mem = torch.cuda.get_device_properties(device).total_memory
         name = torch.cuda.get_device_name(device)
