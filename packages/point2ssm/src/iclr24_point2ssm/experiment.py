@@ -148,13 +148,15 @@ def train(model, pool, gt, pert: Perturbation, pr: Preset, gen: torch.Generator,
     """Adam on CD (+ mapping loss for Point2SSM); inputs are redrawn every step (official
     dataset.py resamples and re-perturbs each time a shape is read). Returns the last losses."""
     opt = torch.optim.Adam(model.parameters(), lr=pr.lr, betas=(0.9, 0.999))
+    dev = next(model.parameters()).device
     model.train()
     s, order, losses = len(pool), torch.empty(0, dtype=torch.long), []
     for _ in progress(range(pr.steps), desc=desc, total=pr.steps):
         if len(order) < pr.batch_size:  # a fresh epoch
             order = torch.randperm(s, generator=gen)
         idx, order = order[: pr.batch_size], order[pr.batch_size :]
-        loss = model.loss(draw_inputs(pool[idx], pert, gen), gt[idx])
+        x = draw_inputs(pool[idx], pert, gen).to(dev)  # drawn on CPU: one generator
+        loss = model.loss(x, gt[idx].to(dev))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -251,7 +253,7 @@ def run(ctx: RunContext) -> Report:
             for method in METHODS:
                 t0 = time.perf_counter()
                 if method == "no-corr":
-                    y = no_correspondence(x_test, pr.num_output, g_test.manual_seed(seed))
+                    y = no_correspondence(x_test.cpu(), pr.num_output, g_test.manual_seed(seed))
                 else:
                     train_cond = cond if pr.train_on_perturbed else "clean"
                     key = (method, train_cond)
