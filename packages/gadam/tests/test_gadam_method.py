@@ -150,3 +150,22 @@ def test_simple_baselines_detect_their_anomaly_type(graph):
     feat = detection_metrics(graph.label.numpy(), feature_inconsistency_score(graph), t)
     assert deg["auc_structural"] > 0.9  # cliques add 7 edges to every member
     assert feat["auc_contextual"] > 0.6
+
+
+def test_readme_library_example_runs():
+    from iclr24_gadam import (
+        GADAM,
+        CitationGraphSpec,
+        citation_graph,
+        detection_metrics,
+        inject_anomalies,
+    )
+
+    g = citation_graph(CitationGraphSpec(num_nodes=300, vocab=100), seed=0)
+    g = inject_anomalies(g, clique_size=15, num_cliques=1, seed=0)
+    det = GADAM(contamination=0.05, seed=0, local_epochs=10, global_epochs=5).fit(g)
+    labels, scores = det.predict(return_score=True)
+    assert labels.shape == scores.shape == (300,)
+    assert det.decision_function(g).shape == (300,)
+    out = detection_metrics(g.label, det.decision_score_, g.anomaly_type)
+    assert {"auc", "ap", "recall@k", "auc_contextual", "auc_structural"} <= set(out)
