@@ -41,7 +41,7 @@ from iclr24_common.llm import ScriptedBackend
 
 
 def test_golden_meta_prompts_match():
-    assert check_golden() == {"linreg": True, "tsp": True}
+    assert check_golden() == {"linreg": True, "tsp": True, "instruction": True}
 
 
 def test_linreg_meta_prompt_one_pair_literal():

@@ -21,6 +21,20 @@ from .opro import (  # noqa: E402
     TextProblem,
     plot_best,
 )
+from .prompts import (  # noqa: E402
+    INITIAL_INSTRUCTION,
+    Example,
+    PromptOptimizationProblem,
+    PromptProposer,
+    instruction_meta_prompt,
+    is_correct,
+    load_bbh,
+    load_gsm8k,
+    make_sentiment_task,
+    normalize_prediction,
+    scorer_prompt,
+    split_train_test,
+)
 from .tsp import (  # noqa: E402
     TSP,
     brute_force,
@@ -35,6 +49,18 @@ from .tsp import (  # noqa: E402
 )
 
 __all__ = [
+    "INITIAL_INSTRUCTION",
+    "Example",
+    "PromptOptimizationProblem",
+    "PromptProposer",
+    "instruction_meta_prompt",
+    "is_correct",
+    "load_bbh",
+    "load_gsm8k",
+    "make_sentiment_task",
+    "normalize_prediction",
+    "scorer_prompt",
+    "split_train_test",
     "OPRO",
     "PAPER_SETTINGS",
     "TSP",

@@ -1,5 +1,5 @@
 """Golden meta-prompts: what the official code (optimize_linear_regression.py,
-optimize_tsp.py) prints for small fixed inputs, written out by hand from its format
+optimize_tsp.py, opt_utils.gen_meta_prompt) prints for small fixed inputs, written out by hand from its format
 strings. `check_golden()` compares our formatters with them (a reproduction claim)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .linreg import format_linreg_meta_prompt
+from .prompts import instruction_meta_prompt
 from .tsp import format_tsp_meta_prompt
 
 LINREG_INPUT = [(18, 15, 10386.7), (16, 11, 1147.2), (15, 13, 93.9)]
@@ -54,9 +55,54 @@ any of the above. The trace should traverse all points exactly once. The trace s
 with '<trace>' and end with </trace>."""
 
 
+INSTRUCTION_INPUT = [("Solve it.", 0.724), ("Let's solve the problem.", 0.61), ("Bad.", 0.2)]
+INSTRUCTION_EXEMPLARS = [("How many legs do 2 cats have?", "8"), ("Is 7 odd?", "yes")]
+INSTRUCTION_GOLDEN = """Your task is to generate the instruction <INS>. Below are some previous \
+instructions with their scores. The score ranges from 0 to 100.
+
+text:
+Let's solve the problem.
+score:
+61
+
+text:
+Solve it.
+score:
+72
+
+
+Below are some problems.
+
+Problem:
+<INS>
+How many legs do 2 cats have?
+
+Ground truth answer:
+8
+
+Problem:
+<INS>
+Is 7 odd?
+
+Ground truth answer:
+yes
+
+
+Generate an instruction that is different from all the instructions <INS> above, and has a \
+higher score than all the instructions <INS> above. The instruction should begin with <INS> \
+and end with </INS>. The instruction should be concise, effective, and generally applicable \
+to all problems above."""
+"""gpt-3.5-turbo / gpt-4 optimizer, Q_begin, no Q:/A:, 100 score buckets, threshold 0.3 (the
+official setting for GPT scorers: "Bad." at 20 is left out)."""
+
+
 def check_golden() -> dict[str, bool]:
     """Whether each formatter reproduces its golden string exactly."""
     return {
         "linreg": format_linreg_meta_prompt(LINREG_INPUT) == LINREG_GOLDEN,
         "tsp": format_tsp_meta_prompt(TSP_POINTS, TSP_INPUT) == TSP_GOLDEN,
+        "instruction": instruction_meta_prompt(
+            INSTRUCTION_INPUT, INSTRUCTION_EXEMPLARS, position="Q_begin", threshold=0.3
+        )
+        == INSTRUCTION_GOLDEN,
     }
