@@ -1,9 +1,9 @@
 """The command line: bad input exits 2 with one line; the smoke reproduction is complete."""
 
-import json
-
 import pytest
 from iclr24_smnn.cli import main
+
+from iclr24_common import load_results
 
 
 @pytest.mark.parametrize(
@@ -47,20 +47,7 @@ def test_paper_preset_without_data_stops_at_once(tmp_path, capsys):
 def test_smoke_reproduction(tmp_path):
     out = tmp_path / "smoke"
     assert main(["reproduce", "--preset", "smoke", "--out", str(out)]) == 0
-    res = json.loads((out / "results.json").read_text())
-    for key in (
-        "package",
-        "version",
-        "paper",
-        "preset",
-        "seeds",
-        "device",
-        "wall_seconds",
-        "environment",
-        "metrics",
-        "claims",
-    ):
-        assert key in res
+    res = load_results(out)  # the results contract: keys, metrics, complete claims
     assert res["preset"] == "smoke" and res["seeds"] == [0]
     ids = {c["id"] for c in res["claims"]}
     assert ids == {
