@@ -305,3 +305,36 @@ def test_prompt_optimisation_loop_with_scripted_llms(tmp_path):
     meta = prob.meta_prompt(shown)
     start = f"\nscore:\n{round(100 * res.history[0].value)}\n"
     assert meta.index(start) < meta.index("\nscore:\n100\n")
+
+
+def test_bbh_prompt_task_from_the_command_line_options(tmp_path):
+    import argparse
+    import json as _json
+    from types import SimpleNamespace
+
+    from iclr24_opro.experiment import PRESETS, load_prompt_task
+
+    from iclr24_common import MissingDataError, UsageError
+
+    (tmp_path / "bbh").mkdir()
+    rows = [
+        {"input": f"Take {i} steps. Back to start?", "target": "Yes" if i % 2 else "No"}
+        for i in range(10)
+    ]
+    (tmp_path / "bbh" / "navigate.jsonl").write_text("\n".join(_json.dumps(r) for r in rows))
+    ctx = SimpleNamespace(args=argparse.Namespace(prompt_task="bbh:navigate"), data_dir=tmp_path)
+    train, test, labels, dataset = load_prompt_task(PRESETS["paper"], ctx, 0)
+    assert (len(train), len(test), labels, dataset) == (
+        2,
+        8,
+        None,
+        "bbh:navigate",
+    )  # official 20/80
+    assert {e.target for e in train + test} == {"Yes", "No"}
+    ctx.args.prompt_task = "bbh:web_of_lies"
+    with pytest.raises(MissingDataError, match="web_of_lies"):
+        load_prompt_task(PRESETS["paper"], ctx, 0)
+    for bad in ["bbh:", "mmlu"]:
+        ctx.args.prompt_task = bad
+        with pytest.raises(UsageError):
+            load_prompt_task(PRESETS["paper"], ctx, 0)

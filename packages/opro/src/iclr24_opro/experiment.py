@@ -29,6 +29,7 @@ from .prompts import (
     SENTIMENT_LABELS,
     PromptOptimizationProblem,
     PromptProposer,
+    load_bbh,
     load_gsm8k,
     make_sentiment_task,
     scripted_instruction_optimizer,
@@ -106,6 +107,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="scorer LLM of the prompt-optimisation phase (temperature 0); 'scripted' = a "
         "scripted stand-in for tests. Same spec syntax as --llm",
     )
+    p.add_argument(
+        "--prompt-task",
+        default=None,
+        help="task of the prompt-optimisation phase: gsm8k, or bbh:<task> (BIG-Bench Hard, "
+        "files under --data-dir/bbh/<task>.json[l]); default: the preset's",
+    )
     p.add_argument("--llm-steps", type=int, default=None, help="override the preset's step cap")
     p.add_argument(
         "--llm-seconds", type=float, default=None, help="override the per-seed time budget"
@@ -130,9 +137,27 @@ def make_scorer(spec: str, llm: LLM, llm_spec: str) -> LLM:
     return make_llm(spec)
 
 
+# BIG-Bench Hard tasks whose targets are yes/no, true/false or valid/invalid, whose answers
+# the official evaluation compares as booleans
+BBH_BOOLEAN_TASKS = {
+    "boolean_expressions", "causal_judgement", "formal_fallacies", "navigate",
+    "sports_understanding", "web_of_lies",
+}  # fmt: skip
+
+
 def load_prompt_task(pre: Preset, ctx: RunContext, seed: int):
     """(train, test, labels, dataset) of the prompt-optimisation phase."""
-    if pre.prompt_task == "gsm8k":
+    task = getattr(ctx.args, "prompt_task", None) or pre.prompt_task
+    if task.startswith("bbh:"):
+        name = task.removeprefix("bbh:")
+        if not name:
+            raise UsageError("--prompt-task bbh:<task> needs a task name, e.g. bbh:navigate")
+        # official BBH protocol: 20% of the task for training, the rest for testing
+        train, test = split_train_test(load_bbh(ctx.data_dir, name), 0.2, 0, pre.prompt_max_test)
+        return train, test, None, task
+    if task not in ("gsm8k", pre.prompt_task):
+        raise UsageError(f"--prompt-task must be gsm8k or bbh:<task>, got {task!r}")
+    if task == "gsm8k":
         train, _ = split_train_test(load_gsm8k(ctx.data_dir, "train"), pre.prompt_train_ratio)
         test = load_gsm8k(ctx.data_dir, "test")
         return train, test[: pre.prompt_max_test] if pre.prompt_max_test else test, None, "gsm8k"
@@ -270,6 +295,7 @@ def run_prompt_phase(ctx: RunContext, pre: Preset, m: Metrics, llm: LLM, data) -
     prob = PromptOptimizationProblem(
         scorer, train, labels=labels, dataset=dataset, seed=seed,
         threshold=0.0 if dataset != "gsm8k" else 0.3,
+        treat_as_bool=dataset.removeprefix("bbh:") in BBH_BOOLEAN_TASKS,
     )  # fmt: skip
     cfg = OPROConfig(
         steps=pre.prompt_steps, proposals_per_step=pre.prompt_per_step, max_shown=20,
