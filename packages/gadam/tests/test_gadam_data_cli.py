@@ -83,3 +83,21 @@ def test_smoke_reproduction(tmp_path):
         assert 0.0 <= res["metrics"][f"cora-like/{method}/auc"]["mean"] <= 1.0
     assert res["metrics"]["efficiency/dominant/fit_seconds"]["mean"] > 0
     assert (out / "auc.png").stat().st_size > 0 and (out / "results.md").exists()
+
+
+def test_ogb_raw_loader_on_small_files(tmp_path):
+    import gzip
+
+    raw = tmp_path / "ogbn_arxiv" / "raw"
+    raw.mkdir(parents=True)
+    with gzip.open(raw / "node-feat.csv.gz", "wt") as f:
+        f.write("\n".join(",".join(str(i + j / 10) for j in range(3)) for i in range(4)))
+    with gzip.open(raw / "edge.csv.gz", "wt") as f:
+        f.write("0,1\n1,2\n2,2\n")  # directed citations and a self-loop
+    from iclr24_gadam.data import load_ogb_raw
+
+    g = load_ogb_raw(tmp_path)
+    assert g.x.shape == (4, 3) and g.x[2, 1] == pytest.approx(2.1)
+    assert sorted(map(tuple, g.edge_index.T.tolist())) == [(0, 1), (1, 0), (1, 2), (2, 1)]
+    with pytest.raises(MissingDataError, match="ogbn_arxiv"):
+        load_dataset("ogbn-arxiv", tmp_path / "nowhere")

@@ -147,11 +147,14 @@ def inject_anomalies(
 PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 MAT = {"acm": "ACM", "blogcatalog": "BlogCatalog"}
 PYGOD = {"books": "books", "reddit": "reddit"}
+OGB = {"ogbn-arxiv": "ogbn_arxiv"}
 HOW_TO_GET = {
     "planetoid": "put the Planetoid raw files under <root>/<Name>/raw (torch_geometric.datasets.Planetoid layout), "
     "or pass --download to let PyG fetch them",
     "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' raw_dataset folder",
     "pygod": "get <name>.pt from the PyGOD data repository (pygod.utils.load_data cache)",
+    "ogb": "put OGB's raw files (node-feat.csv.gz, edge.csv.gz) under <root>/ogbn_arxiv/raw "
+    "(the layout `ogb.nodeproppred` downloads)",
 }
 
 
@@ -202,6 +205,19 @@ def load_planetoid(root: str | Path, name: str, download: bool = False) -> Data:
     return Planetoid(str(root), pyg_name)[0]
 
 
+def load_ogb_raw(root: str | Path, name: str = "ogbn-arxiv") -> Data:
+    """An OGB node-property graph from its raw CSVs (node-feat.csv.gz, edge.csv.gz), made
+    undirected and simple; no `ogb` package needed."""
+    raw = Path(root) / OGB[name] / "raw"
+    feat, edge = raw / "node-feat.csv.gz", raw / "edge.csv.gz"
+    missing = [p for p in (feat, edge) if not p.exists()]
+    if missing:
+        raise MissingDataError(name, missing, HOW_TO_GET["ogb"])
+    x = np.loadtxt(feat, delimiter=",", dtype=np.float32, ndmin=2)
+    ei = np.loadtxt(edge, delimiter=",", dtype=np.int64, ndmin=2).T
+    return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(_undirected_simple(ei, len(x))))
+
+
 def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0) -> Data:
     """A paper dataset with labels: Planetoid graphs get injected anomalies (GADAM's protocol,
     clique size 15, 50 candidates), the .mat graphs and PyGOD graphs carry their own."""
@@ -215,6 +231,7 @@ def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: i
         return load_mat(root / f"{MAT[key]}.mat")
     if key in PYGOD:
         return load_pygod(root / f"{PYGOD[key]}.pt")
-    raise ValueError(
-        f"unknown dataset {name!r}: choose from {sorted({**PLANETOID, **MAT, **PYGOD})}"
-    )
+    if key in OGB:  # injected like the Planetoid graphs: 200 cliques of 15 + 3000 contextual
+        return inject_anomalies(load_ogb_raw(root, key), clique_size=15, num_cliques=200, seed=seed)
+    known = sorted({**PLANETOID, **MAT, **PYGOD, **OGB})
+    raise ValueError(f"unknown dataset {name!r}: choose from {known}")

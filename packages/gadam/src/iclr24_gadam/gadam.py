@@ -57,10 +57,25 @@ class GADAMConfig:
     """Decay of the pre-attention weight, beta_t = beta^t (model.py GlobalModel.beta)."""
     beta_floor: float = 0.1
     """beta_t below this is set to 0 (model.py GlobalModel.forward)."""
+    neighbour_weight: float = 1.0
+    """Scale of the attention in h' = a w m + (1 - a w) h (model.py neigh_weight 1.0;
+    model_mini.py 0.2)."""
+    batch_size: int | None = None
+    """None: full-batch training (run.py). An int: the mini-batch variant for large graphs
+    (run_mini.py): batches of target nodes, each with its full 1-hop in-neighbourhood."""
     official_quirks: bool = True
     """True: as the official code, local scores and global scores come from the *last*
     epoch while the centre comes from the best-loss LIM checkpoint. False: every
     quantity comes from the best-loss checkpoint of its stage (consistent)."""
+
+    @classmethod
+    def minibatch(cls, **overrides) -> GADAMConfig:
+        """The official mini-batch settings for ogbn-arxiv-sized graphs (run_mini.py:
+        lr 1e-4 for both stages, 1 local and 20 global epochs, batch 1024; model_mini.py:
+        neighbour weight 0.2; k_ano 0.01 as the paper's ogbn-arxiv setting)."""
+        base = dict(local_lr=1e-4, global_lr=1e-4, local_epochs=1, global_epochs=20,
+                    batch_size=1024, neighbour_weight=0.2, k_ano=0.01)  # fmt: skip
+        return cls(**{**base, **overrides})
 
 
 # ---------------------------------------------------------------- graph helpers
@@ -105,9 +120,34 @@ class LIMEncoder(nn.Module):
         self.act = nn.PReLU()
         nn.init.xavier_normal_(self.lin.weight)  # run.py init_xavier
 
-    def forward(self, x, edge_index):
-        h = F.normalize(self.act(self.lin(x)), p=2, dim=1)  # (N, hidden)
-        return h, neighbour_mean(h, edge_index)
+    def embed(self, x):
+        return F.normalize(self.act(self.lin(x)), p=2, dim=1)  # (N, hidden)
+
+    def forward(self, x, edge_index, nodes=None, csr=None):
+        """(h, m) of every node, or with ``nodes`` (B,) of those nodes only, embedding just
+        them and their in-neighbours (a 1-hop block, as DGL's full-neighbour sampler)."""
+        if nodes is None:
+            h = self.embed(x)
+            return h, neighbour_mean(h, edge_index)
+        ptr, src = csr if csr is not None else in_csr(edge_index, x.shape[0])
+        deg = ptr[nodes + 1] - ptr[nodes]  # (B,)
+        owner = torch.repeat_interleave(torch.arange(len(nodes), device=x.device), deg)
+        first = torch.repeat_interleave(ptr[nodes] - deg.cumsum(0) + deg, deg)
+        nbr = src[first + torch.arange(int(deg.sum()), device=x.device)]  # (sum deg,)
+        block, inv = torch.unique(torch.cat([nodes, nbr]), return_inverse=True)
+        h_block = self.embed(x[block])
+        m = torch.zeros(len(nodes), h_block.shape[1], dtype=h_block.dtype, device=x.device)
+        m.index_add_(0, owner, h_block[inv[len(nodes) :]])
+        return h_block[inv[: len(nodes)]], m / deg.clamp(min=1).to(m.dtype)[:, None]
+
+
+def in_csr(edge_index: torch.Tensor, n: int):
+    """In-neighbour CSR: the sources of the edges into node i are src[ptr[i]:ptr[i+1]]."""
+    src, dst = edge_index
+    order = torch.argsort(dst, stable=True)
+    ptr = torch.zeros(n + 1, dtype=torch.long, device=dst.device)
+    ptr[1:] = torch.bincount(dst, minlength=n).cumsum(0)
+    return ptr, src[order]
 
 
 def pre_attention(pos: torch.Tensor, edge_index: torch.Tensor, normal_idx: torch.Tensor):
@@ -163,32 +203,59 @@ class GADAM:
         self.device = torch.device(device)
         self.seed = seed
 
+    # -- batching: one "batch" of all nodes (run.py) or shuffled node batches (run_mini.py)
+    def _batches(self, nodes: torch.Tensor, gen, shuffle: bool):
+        bs = self.config.batch_size
+        if bs is None:  # full batch: every node is embedded, losses pick their nodes
+            return [None]
+        if shuffle:
+            nodes = nodes[torch.randperm(len(nodes), generator=gen, device=self.device)]
+        return [b for b in nodes.split(bs) if len(b) > 1 or not shuffle]
+
+    def _eval_nodes(self, fn):
+        """Concatenate fn(batch) over all nodes in order (no gradients)."""
+        with torch.no_grad():
+            everyone = torch.arange(self._n, device=self.device)
+            return torch.cat([fn(b) for b in self._batches(everyone, None, False)])
+
+    def _pos(self, enc, x, ei, nodes):
+        h, m = enc(x, ei, nodes, self._csr)
+        return (h * m).sum(1)  # <h_i, m_i>
+
     # -- stage 1
     def _fit_local(self, x, ei, gen):
         cfg = self.config
         enc = LIMEncoder(x.shape[1], cfg.hidden).to(self.device)
         opt = torch.optim.Adam(enc.parameters(), lr=cfg.local_lr, weight_decay=cfg.weight_decay)
         best, best_state, losses = math.inf, None, []
+        everyone = torch.arange(self._n, device=self.device)
         for _ in range(cfg.local_epochs):
-            h, m = enc(x, ei)
-            pos = (h * m).sum(1)  # (N,) <h_i, m_i>
-            neg = (h * m[derangement(len(h), gen, self.device)]).sum(1)
-            loss = _bce(pos, 1.0) + _bce(neg, 0.0)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            last_pos = pos.detach()
-            if loss.item() < best:  # run.py keeps the best-loss checkpoint
-                best, best_state = loss.item(), copy.deepcopy(enc.state_dict())
+            epoch_losses = []
+            for nodes in self._batches(everyone, gen, shuffle=True):
+                h, m = enc(x, ei, nodes, self._csr)
+                pos = (h * m).sum(1)  # (B,) <h_i, m_i>
+                neg = (h * m[derangement(len(h), gen, self.device)]).sum(1)
+                loss = _bce(pos, 1.0) + _bce(neg, 0.0)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                epoch_losses.append(loss.item())
+            losses.append(float(np.mean(epoch_losses)))
+            if cfg.batch_size is None:
+                last_pos = pos.detach()  # run.py: the last training forward's scores
+            if losses[-1] < best:  # run.py / run_mini.py keep the best-loss checkpoint
+                best, best_state = losses[-1], copy.deepcopy(enc.state_dict())
+        if cfg.batch_size is not None:  # run_mini.py: an evaluation pass after the epoch
+            last_pos = self._eval_nodes(lambda b: self._pos(enc, x, ei, b))
         enc.load_state_dict(best_state)
         with torch.no_grad():
-            h_best, m_best = enc(x, ei)
-        pos = last_pos if cfg.official_quirks else (h_best * m_best).sum(1)
+            h_best = self._eval_nodes(lambda b: enc(x, ei, b, self._csr)[0])
+            pos_best = self._eval_nodes(lambda b: self._pos(enc, x, ei, b))
+        pos = last_pos if cfg.official_quirks else pos_best
         return enc, pos, h_best, losses
 
     # -- stage 2
-    def _fit_global(self, x, ei, pos, h_local):
+    def _fit_global(self, x, ei, pos, h_local, gen):
         cfg = self.config
         n = x.shape[0]
         local_score = -pos
@@ -197,26 +264,35 @@ class GADAM:
         nor_idx = torch.topk(-local_score, n_nor).indices
         center = h_local[nor_idx].mean(0)  # (hidden,)
         pre = pre_attention(pos, ei, nor_idx)  # (N, 1)
+        target = torch.full((n,), -1.0, device=self.device)
+        target[nor_idx], target[ano_idx] = 1.0, 0.0  # pseudo-labels (-1: not trained on)
+        train_idx = torch.cat([nor_idx, ano_idx])
         enc = LIMEncoder(x.shape[1], cfg.hidden).to(self.device)
         opt = torch.optim.Adam(enc.parameters(), lr=cfg.global_lr, weight_decay=cfg.weight_decay)
         best, best_state, best_epoch, losses = math.inf, None, 0, []
         for epoch in range(cfg.global_epochs):
-            scores = self._global_scores(enc, x, ei, pre, center, epoch)
-            loss = _bce(scores[nor_idx], 1.0) + _bce(scores[ano_idx], 0.0)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-            last_scores = scores.detach()
-            if loss.item() < best:
-                best, best_state, best_epoch = loss.item(), copy.deepcopy(enc.state_dict()), epoch
-        if cfg.official_quirks:
-            final_epoch = cfg.global_epochs - 1
-        else:
+            epoch_losses = []
+            for nodes in self._batches(train_idx, gen, shuffle=True):
+                scores = self._global_scores(enc, x, ei, pre, center, epoch, nodes)
+                t = target if nodes is None else target[nodes]
+                loss = _bce(scores[t == 1.0], 1.0) + _bce(scores[t == 0.0], 0.0)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                epoch_losses.append(loss.item())
+            losses.append(float(np.mean(epoch_losses)))
+            if cfg.batch_size is None:
+                last_scores = scores.detach()
+            if losses[-1] < best:
+                best, best_state, best_epoch = losses[-1], copy.deepcopy(enc.state_dict()), epoch
+        final_epoch = cfg.global_epochs - 1
+        if not cfg.official_quirks:
             enc.load_state_dict(best_state)
             final_epoch = best_epoch
-            with torch.no_grad():
-                last_scores = self._global_scores(enc, x, ei, pre, center, final_epoch)
+        if cfg.batch_size is not None or not cfg.official_quirks:
+            last_scores = self._eval_nodes(
+                lambda b: self._global_scores(enc, x, ei, pre, center, final_epoch, b)
+            )
         self._state = dict(center=center, ano_idx=ano_idx, nor_idx=nor_idx, epoch=final_epoch)
         return enc, last_scores, losses
 
@@ -224,13 +300,14 @@ class GADAM:
         b = self.config.beta**epoch
         return 0.0 if b < self.config.beta_floor else b
 
-    def _global_scores(self, enc, x, ei, pre, center, epoch):
-        h, m = enc(x, ei)
-        post = (h * m).sum(1, keepdim=True)  # (N, 1) post-attention
+    def _global_scores(self, enc, x, ei, pre, center, epoch, nodes=None):
+        h, m = enc(x, ei, nodes, getattr(self, "_csr", None))
+        post = (h * m).sum(1, keepdim=True)  # (B, 1) post-attention
         b = self._beta(epoch)
-        attn = b * pre + (1 - b) * post
-        h = attn * m + (1 - attn) * h  # adaptive message passing
-        return h @ center  # (N,)
+        attn = b * (pre if nodes is None else pre[nodes]) + (1 - b) * post
+        a = attn * self.config.neighbour_weight
+        h = a * m + (1 - a) * h  # adaptive message passing
+        return h @ center  # (B,)
 
     # -- PyGOD API
     def fit(self, data, y=None):
@@ -243,8 +320,10 @@ class GADAM:
             gen.manual_seed(self.seed)
         else:
             gen.seed()
+        self._n = x.shape[0]
+        self._csr = in_csr(ei, self._n) if self.config.batch_size is not None else None
         self.local_encoder_, pos, h_local, self.local_losses_ = self._fit_local(x, ei, gen)
-        self.global_encoder_, g, self.global_losses_ = self._fit_global(x, ei, pos, h_local)
+        self.global_encoder_, g, self.global_losses_ = self._fit_global(x, ei, pos, h_local, gen)
         self.local_score_ = (-pos).cpu().numpy()
         self.global_score_ = (-g).cpu().numpy()
         self.decision_score_ = (-(g + pos)).cpu().numpy()
