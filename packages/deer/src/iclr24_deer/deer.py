@@ -307,12 +307,12 @@ def _linear(v: Tensor, W: Tensor, b: Tensor | None) -> Tensor:
     return out if b is None else out + b
 
 
-class GRUCellFn:
-    """nn.GRUCell as a function of (h, gi) with gi = W_ih x + b_ih precomputed by ``prepare``.
+class _TorchCellFn:
+    """A torch recurrent cell's weights as a function of (h, gi); gi = W_ih x + b_ih is
+    computed for all steps at once by ``prepare`` (it does not depend on h)."""
 
-    r = s(gi_r + W_hr h + b_hr), z = s(gi_z + W_hz h + b_hz),
-    c = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * c + z * h.
-    """
+    cell_type: type[torch.nn.Module]
+    """The nn cell whose parameters ``from_module`` reads (nn.GRU etc. use the _l<k> names)."""
 
     def __init__(self, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
         self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh = (
@@ -321,14 +321,24 @@ class GRUCellFn:
         self.hidden_size = weight_hh.shape[1]
 
     @classmethod
-    def from_module(cls, m: torch.nn.Module, layer: int = 0) -> GRUCellFn:
-        """From an nn.GRUCell, or layer ``layer`` of an nn.GRU."""
-        sfx = "" if isinstance(m, torch.nn.GRUCell) else f"_l{layer}"
+    def from_module(cls, m: torch.nn.Module, layer: int = 0):
+        """From the cell module, or layer ``layer`` of the matching multi-layer module."""
+        sfx = "" if isinstance(m, cls.cell_type) else f"_l{layer}"
         get = lambda name: getattr(m, name + sfx, None)  # noqa: E731
         return cls(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
 
     def prepare(self, xs: Tensor) -> Tensor:
-        return _linear(xs, self.weight_ih, self.bias_ih)  # (B, T, 3n)
+        return _linear(xs, self.weight_ih, self.bias_ih)  # (B, T, gates * n)
+
+
+class GRUCellFn(_TorchCellFn):
+    """nn.GRUCell as a function of (h, gi) with gi = W_ih x + b_ih precomputed by ``prepare``.
+
+    r = s(gi_r + W_hr h + b_hr), z = s(gi_z + W_hz h + b_hz),
+    c = tanh(gi_n + r * (W_hn h + b_hn)), h' = (1 - z) * c + z * h.
+    """
+
+    cell_type = torch.nn.GRUCell
 
     def _gates(self, h, gi):
         gh = _linear(h, self.weight_hh, self.bias_hh)
@@ -359,27 +369,14 @@ class GRUCellFn:
         return out, J
 
 
-class LSTMCellFn:
+class LSTMCellFn(_TorchCellFn):
     """nn.LSTMCell on the state s = [h, c] (2n), with gi = W_ih x + b_ih from ``prepare``.
 
     i, f, o = s(.), g = tanh(.) of gi + W_hh h + b_hh; c' = f c + i g; h' = o tanh(c').
+    ``from_module`` takes an nn.LSTMCell or an nn.LSTM without proj_size.
     """
 
-    def __init__(self, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
-        self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh = (
-            weight_ih, weight_hh, bias_ih, bias_hh,
-        )  # fmt: skip
-        self.hidden_size = weight_hh.shape[1]
-
-    @classmethod
-    def from_module(cls, m: torch.nn.Module, layer: int = 0) -> LSTMCellFn:
-        """From an nn.LSTMCell, or layer ``layer`` of an nn.LSTM (without proj_size)."""
-        sfx = "" if isinstance(m, torch.nn.LSTMCell) else f"_l{layer}"
-        get = lambda name: getattr(m, name + sfx, None)  # noqa: E731
-        return cls(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
-
-    def prepare(self, xs: Tensor) -> Tensor:
-        return _linear(xs, self.weight_ih, self.bias_ih)  # (B, T, 4n)
+    cell_type = torch.nn.LSTMCell
 
     def _gates(self, s, gi):
         h, c = s.chunk(2, -1)
@@ -418,22 +415,10 @@ class LSTMCellFn:
         return out, J
 
 
-class ElmanCellFn:
+class ElmanCellFn(_TorchCellFn):
     """nn.RNNCell (tanh): h' = tanh(gi + W_hh h + b_hh), gi = W_ih x + b_ih from ``prepare``."""
 
-    def __init__(self, weight_ih, weight_hh, bias_ih=None, bias_hh=None):
-        self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh = (
-            weight_ih, weight_hh, bias_ih, bias_hh,
-        )  # fmt: skip
-
-    @classmethod
-    def from_module(cls, m: torch.nn.Module, layer: int = 0) -> ElmanCellFn:
-        sfx = "" if isinstance(m, torch.nn.RNNCell) else f"_l{layer}"
-        get = lambda name: getattr(m, name + sfx, None)  # noqa: E731
-        return cls(get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"))
-
-    def prepare(self, xs: Tensor) -> Tensor:
-        return _linear(xs, self.weight_ih, self.bias_ih)
+    cell_type = torch.nn.RNNCell
 
     def __call__(self, h: Tensor, gi: Tensor) -> Tensor:
         return torch.tanh(gi + _linear(h, self.weight_hh, self.bias_hh))
