@@ -219,7 +219,7 @@ class ReproduceApp:
         if self.uses_torch:
             return str(resolve_device(spec))
         if spec not in ("auto", "cpu"):
-            raise UsageError(f"{self.package} runs on the CPU only (NumPy/SciPy); use --device cpu")
+            raise UsageError(f"{self.package} runs on the CPU only; use --device cpu (or auto)")
         return "cpu"
 
     def _reproduce(self, args: argparse.Namespace, log: logging.Logger) -> int:
