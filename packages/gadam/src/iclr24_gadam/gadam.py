@@ -301,7 +301,7 @@ class GADAM:
         return 0.0 if b < self.config.beta_floor else b
 
     def _global_scores(self, enc, x, ei, pre, center, epoch, nodes=None):
-        h, m = enc(x, ei, nodes, getattr(self, "_csr", None))
+        h, m = enc(x, ei, nodes, self._csr)
         post = (h * m).sum(1, keepdim=True)  # (B, 1) post-attention
         b = self._beta(epoch)
         attn = b * (pre if nodes is None else pre[nodes]) + (1 - b) * post
