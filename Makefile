@@ -1,21 +1,34 @@
-# iclr24: every target is derived from the folders under packages/.
-# `make reproduce-<slug>` runs a paper's default reproduction; `make test` runs all tests.
+# iclr24: every target is derived from the folders under packages/ and shared/.
+# `make reproduce-<slug>` runs a paper's default reproduction; `make test` runs every CI leg.
 
 SHELL := /bin/bash
 PACKAGES := $(sort $(notdir $(wildcard packages/*)))
+SHARED := common llm
+LEGS := $(addprefix shared-,$(SHARED)) $(PACKAGES)
 # uv may have just been installed by `setup` into Python's scripts dir: fall back to `python3 -m uv`.
 UV = $(shell command -v uv 2>/dev/null || echo python3 -m uv)
 PYTEST_ARGS ?=
+# a CI leg's Python (a version uv can find, or an interpreter path)
+PYTHON ?= 3.11
+# where the throw-away environments of the isolated legs go
+LEG_ROOT ?= $(or $(TMPDIR),/tmp)/iclr24-legs
 
-.PHONY: help setup test test-shared lint format build reproduce-all list $(addprefix test-,$(PACKAGES)) $(addprefix reproduce-,$(PACKAGES))
+.PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all \
+        list legs new-package $(addprefix test-,$(LEGS)) $(addprefix test-isolated-,$(LEGS)) \
+        $(addprefix reproduce-,$(PACKAGES))
 
 help:
-	@echo "make setup              install uv (if missing), system libraries, and the locked workspace"
-	@echo "make test               all tests ($(words $(PACKAGES)) packages + shared)"
-	@echo "make test-<slug>        one package's tests:    $(PACKAGES)"
-	@echo "make reproduce-<slug>   one paper's default reproduction (results in runs/<slug>/default)"
-	@echo "make reproduce-all      every paper's default reproduction"
-	@echo "make lint | build       ruff check + format check | a wheel per package (uv build --no-sources)"
+	@echo "make setup                  install uv (if missing), system libraries, and the locked workspace"
+	@echo "make test                   every CI leg, each in a fresh environment (what CI runs)"
+	@echo "make test-workspace         every test in the one workspace environment (faster loop)"
+	@echo "make test-<slug>            one package's tests and its contract tests, workspace environment"
+	@echo "make test-isolated-<leg>    one CI leg exactly: fresh env, that member + its test group, its tests"
+	@echo "                            legs: $(LEGS)"
+	@echo "make reproduce-<slug>       one paper's default reproduction (results in runs/<slug>/default)"
+	@echo "make reproduce-all          every paper's default reproduction"
+	@echo "make new-package SLUG=x     a new package from the template (tests and smoke pass at once)"
+	@echo "make lint | format | build  ruff (locked) | ruff fix | a wheel per member (dist/)"
+	@echo "make wheel-check            every wheel installed in its own fresh venv; runs its --help"
 
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
@@ -30,20 +43,57 @@ setup:
 list:
 	@echo $(PACKAGES)
 
-test: setup
-	$(UV) run --no-sync pytest shared/tests $(wildcard $(addsuffix /tests,$(addprefix packages/,$(PACKAGES)))) $(PYTEST_ARGS)
+legs:
+	@echo $(LEGS)
 
-test-shared: setup
-	$(UV) run --no-sync pytest shared/tests $(PYTEST_ARGS)
+# ---------------------------------------------------------------- tests
+# `make test` = every CI leg in isolation, one after the other (2 cores: no parallel legs).
+test: setup
+	@set -e; t0=$$(date +%s); for leg in $(LEGS); do \
+	  $(MAKE) --no-print-directory test-isolated-$$leg; done; \
+	echo "all $(words $(LEGS)) legs passed in $$(( $$(date +%s) - t0 )) s"
+
+test-workspace: setup
+	$(UV) run --no-sync pytest shared/common/tests shared/llm/tests shared/tests \
+	  $(addsuffix /tests,$(addprefix packages/,$(PACKAGES))) $(PYTEST_ARGS)
+
+test-shared-common: setup
+	$(UV) run --no-sync pytest shared/common/tests $(PYTEST_ARGS)
+
+test-shared-llm: setup
+	$(UV) run --no-sync pytest shared/llm/tests $(PYTEST_ARGS)
 
 $(addprefix test-,$(PACKAGES)): test-%: setup
-	$(UV) run --no-sync pytest packages/$*/tests $(PYTEST_ARGS)
+	ICLR24_PACKAGES=$* $(UV) run --no-sync pytest packages/$*/tests shared/tests $(PYTEST_ARGS)
 
+# One CI leg: a throw-away environment with only that member, its extras and its `test`
+# dependency group (uv alone: no global pytest is used), then its tests.
+leg_pkg = $(if $(filter shared-%,$(1)),iclr24-$(patsubst shared-%,%,$(1)),iclr24-$(1))
+leg_tests = $(if $(filter shared-%,$(1)),shared/$(patsubst shared-%,%,$(1))/tests,packages/$(1)/tests shared/tests)
+
+$(addprefix test-isolated-,$(LEGS)): test-isolated-%:
+	@set -e; env=$(LEG_ROOT)/$*-py$(notdir $(PYTHON)); rm -rf $$env; mkdir -p $(LEG_ROOT); \
+	t0=$$(date +%s); \
+	UV_PROJECT_ENVIRONMENT=$$env $(UV) sync --quiet --locked --python $(PYTHON) \
+	  --package $(call leg_pkg,$*) --all-extras --group test; \
+	echo "leg $*: environment ready in $$(( $$(date +%s) - t0 )) s ($$env)"; \
+	ICLR24_PACKAGES=$(if $(filter shared-%,$*),none,$*) UV_PROJECT_ENVIRONMENT=$$env \
+	  $(UV) run --no-sync --package $(call leg_pkg,$*) pytest $(call leg_tests,$*) $(PYTEST_ARGS); \
+	echo "leg $*: passed in $$(( $$(date +%s) - t0 )) s"; rm -rf $$env
+
+# ---------------------------------------------------------------- reproductions
 $(addprefix reproduce-,$(PACKAGES)): reproduce-%: setup
 	$(UV) run --no-sync iclr24-$* reproduce --preset default $(ARGS)
 
 reproduce-all: setup
 	@set -e; for p in $(PACKAGES); do $(UV) run --no-sync iclr24-$$p reproduce --preset default; done
+
+# ---------------------------------------------------------------- scaffold, lint, wheels
+new-package:
+	@test -n "$(SLUG)" || { echo "usage: make new-package SLUG=<slug>"; exit 2; }
+	python3 tools/new_package.py $(SLUG)
+	$(UV) lock --quiet
+	@echo "next: make test-$(SLUG)   (then write the method; see CONTRIBUTING.md)"
 
 lint: setup
 	$(UV) run --no-sync ruff check .
@@ -54,5 +104,15 @@ format: setup
 	$(UV) run --no-sync ruff format .
 
 build: setup
-	@set -e; rm -rf dist; $(UV) build --package iclr24-common --no-sources --out-dir dist; \
-	for p in $(PACKAGES); do $(UV) build --package iclr24-$$p --no-sources --out-dir dist; done; ls dist
+	@set -e; rm -rf dist; for m in common llm; do $(UV) build --quiet --package iclr24-$$m --no-sources --out-dir dist; done; \
+	for p in $(PACKAGES); do $(UV) build --quiet --package iclr24-$$p --no-sources --out-dir dist; done; ls dist
+
+# Each package's wheel in its own fresh venv with its sibling wheels (pip resolves the rest
+# from PyPI), then its console script's --help: what `pip install` of one method gives a user.
+wheel-check: build
+	@set -e; for p in $(PACKAGES); do \
+	  env=$(LEG_ROOT)/wheel-$$p; rm -rf $$env; $(UV) venv --quiet --python $(PYTHON) $$env; \
+	  w=$$(ls dist/iclr24_$$(echo $$p | tr - _)-*.whl); \
+	  $(UV) pip install --quiet --python $$env/bin/python --find-links dist $$w; \
+	  $$env/bin/iclr24-$$p --help >/dev/null && echo "wheel $$p: installs, --help runs"; rm -rf $$env; \
+	done

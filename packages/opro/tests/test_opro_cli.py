@@ -73,8 +73,8 @@ def test_readme_examples_run(tmp_path, monkeypatch):
     from iclr24_opro import scripted_linreg_optimizer, scripted_tsp_optimizer
     from iclr24_opro.prompts import scripted_instruction_optimizer, scripted_sentiment_scorer
 
-    import iclr24_common.llm as llm_mod
-    from iclr24_common.llm import ScriptedBackend
+    import iclr24_llm as llm_mod
+    from iclr24_llm import ScriptedBackend
 
     def both(prompt):
         if "<INS>" in prompt:

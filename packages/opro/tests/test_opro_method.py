@@ -35,7 +35,7 @@ from iclr24_opro.linreg import linreg_data, linreg_starts
 from iclr24_opro.opro import shown_in_prompt
 from iclr24_opro.tsp import distance_matrix, extract_trace, tsp_instance
 
-from iclr24_common.llm import ScriptedBackend
+from iclr24_llm import ScriptedBackend
 
 # ---------------------------------------------------------------- golden meta-prompts
 

@@ -32,7 +32,7 @@ from iclr24_opro.prompts import (
 )
 
 from iclr24_common import MissingDataError
-from iclr24_common.llm import ScriptedBackend
+from iclr24_llm import ScriptedBackend
 
 # ---------------------------------------------------------------- meta-prompt
 

@@ -1,5 +1,5 @@
 """iclr24-opro: Large Language Models as Optimizers (Yang et al., ICLR 2024),
-https://arxiv.org/abs/2309.03409 -- the OPRO loop on iclr24_common.llm backends."""
+https://arxiv.org/abs/2309.03409 -- the OPRO loop on iclr24_llm backends."""
 
 __version__ = "0.1.0"
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from iclr24_common import Claim, Metrics, Report, RunContext, UsageError, seed_everything
-from iclr24_common.llm import LLM, SPEC_HELP, ScriptedBackend, load_llm
+from iclr24_llm import LLM, SPEC_HELP, ScriptedBackend, load_llm
 
 from .golden import check_golden
 from .linreg import PAPER_SETTINGS, LinearRegression, linreg_loss, scripted_linreg_optimizer

@@ -148,7 +148,7 @@ def scripted_linreg_optimizer(prompt) -> list[str]:
     """A capable optimizer without a model ("best +/- 1"): reads the pairs in the
     meta-prompt and answers with a neighbour (+/-1 on w and/or b) of the best one that the
     prompt does not already show; falls back to the next best when all are shown."""
-    from iclr24_common.llm.scripted import prompt_text
+    from iclr24_llm.scripted import prompt_text
 
     pairs = [(int(w), int(b)) for w, b, _ in _SHOWN_PAIR.findall(prompt_text(prompt))]
     seen = set(pairs)

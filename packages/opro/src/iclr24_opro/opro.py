@@ -26,7 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from iclr24_common import atomic_write_json
-from iclr24_common.llm import LLM
+from iclr24_llm import LLM
 
 Solution = Any  # JSON-able: a list [w, b], a list of city indices, a string ...
 

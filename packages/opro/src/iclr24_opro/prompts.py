@@ -9,7 +9,7 @@ the slot ``<INS>`` where the instruction goes; the optimizer LLM (temperature 1.
 After optimisation the best instruction and the starting one are evaluated on the test split.
 
 The scorer answers either by restricted label decoding (a classification task with a label
-set: ``iclr24_common.llm.pick_label``) or by greedy generation; both answers go through the
+set: ``iclr24_llm.pick_label``) or by greedy generation; both answers go through the
 official answer normalisation (`normalize_prediction`) before being compared with the target.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from iclr24_common import MissingDataError
-from iclr24_common.llm import LLM, pick_label
+from iclr24_llm import LLM, pick_label
 
 from .opro import LLMProposer, Proposal, Scored
 

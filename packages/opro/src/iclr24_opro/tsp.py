@@ -270,7 +270,7 @@ def tsp_neighbours(tour: Sequence[int]) -> list[list[int]]:
 def scripted_tsp_optimizer(prompt) -> list[str]:
     """A capable optimizer without a model: answers with a 2-opt or move-one-city neighbour
     of the best shown trace (or of the second best) that the prompt does not show."""
-    from iclr24_common.llm.scripted import prompt_text
+    from iclr24_llm.scripted import prompt_text
 
     shown = [[int(c) for c in s.split(",")] for s in _SHOWN_TRACE.findall(prompt_text(prompt))]
     seen = {tuple(t) for t in shown}

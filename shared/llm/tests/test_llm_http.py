@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from iclr24_common.llm import CachedLLM, LLMError, OpenAICompatBackend, load_llm
+from iclr24_llm import CachedLLM, LLMError, OpenAICompatBackend, load_llm
 
 
 class FakeServer:

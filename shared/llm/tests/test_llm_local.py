@@ -18,8 +18,8 @@ pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs the extra icl
 
 import torch  # noqa: E402
 
-from iclr24_common.llm import load_llm, pick_label  # noqa: E402
-from iclr24_common.llm.local import (  # noqa: E402
+from iclr24_llm import load_llm, pick_label  # noqa: E402
+from iclr24_llm.local import (  # noqa: E402
     DEFAULT_SYSTEM,
     TransformersBackend,
     dequantised_dir,
@@ -157,6 +157,6 @@ def test_bad_model_path_is_a_clear_error(tmp_path):
 
 
 def test_cli_default_threads_matches_the_backend():
-    from iclr24_common.llm import cli, local
+    from iclr24_llm import cli, local
 
     assert cli.DEFAULT_THREADS == local.DEFAULT_THREADS

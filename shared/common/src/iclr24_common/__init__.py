@@ -1,7 +1,11 @@
-"""iclr24-common: the shared plumbing of the iclr24 paper packages (no paper logic)."""
+"""iclr24-common: the shared plumbing of the iclr24 paper packages (no paper logic).
+
+The experiment protocol (:class:`ExperimentApp`, :class:`Paper`, :class:`RunContext`,
+:class:`Report`), results (:class:`Claim`, :class:`Check`, :class:`Metrics`), seeding, devices,
+threads, logging, data paths, atomic files, figures, checkpoints and distributed helpers.
+"""
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .cli import Command, Report, ReproduceApp, RunContext, UsageError
 from .data import MissingDataError, data_dir, require_files
 from .device import DeviceError, available_devices, resolve_device
 from .dist import (
@@ -15,30 +19,49 @@ from .dist import (
     is_main_process,
     rank0_only,
 )
-from .io import atomic_write_bytes, atomic_write_json, atomic_write_text, save_figure
+from .experiment import (
+    Command,
+    ExperimentApp,
+    MissingDependencyError,
+    Paper,
+    Report,
+    RunContext,
+    UsageError,
+    preset_option,
+)
+from .figures import pyplot, save_figure
+from .io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from .logs import get_logger, log_to_file, progress
 from .results import (
+    Check,
     Claim,
+    Gap,
     Metrics,
     aggregate,
     claims_table,
     environment_record,
+    is_timing_metric,
     load_results,
     write_results,
 )
 from .seeding import seed_everything
+from .threads import available_cores, set_threads
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "Check",
     "Claim",
     "Command",
     "DeviceError",
     "DistInfo",
+    "ExperimentApp",
+    "Gap",
     "Metrics",
     "MissingDataError",
+    "MissingDependencyError",
+    "Paper",
     "Report",
-    "ReproduceApp",
     "RunContext",
     "UsageError",
     "aggregate",
@@ -47,6 +70,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "available_cores",
     "available_devices",
     "barrier",
     "claims_table",
@@ -57,15 +81,19 @@ __all__ = [
     "get_logger",
     "init_distributed",
     "is_main_process",
+    "is_timing_metric",
     "load_checkpoint",
     "load_results",
     "log_to_file",
+    "preset_option",
     "progress",
+    "pyplot",
     "rank0_only",
     "require_files",
     "resolve_device",
     "save_checkpoint",
     "save_figure",
     "seed_everything",
+    "set_threads",
     "write_results",
 ]

@@ -4,7 +4,11 @@ import os
 import numpy as np
 import pytest
 
-from iclr24_common import Claim, Metrics, aggregate, atomic_write_text, write_results
+from iclr24_common import Check, Claim, Metrics, aggregate, atomic_write_text, write_results
+
+
+def claim(id="c", holds=True):
+    return Claim(id=id, statement="s", paper="p", measured="m", criterion="k", holds=holds)
 
 
 def test_aggregate_mean_std_per_seed():
@@ -27,10 +31,40 @@ def test_metrics_orders_by_seed_and_reports_unknown_names():
         m.values("nope")
 
 
-def test_claim_holds_must_be_computed_bool():
-    assert Claim("c", "s", "p", "m", "k", np.float64(1) > 0).holds is True
+def test_claim_holds_must_be_computed_bool_and_keywords_only():
+    assert claim(holds=np.float64(1) > 0).holds is True
     with pytest.raises(TypeError):
-        Claim("c", "s", "p", "m", "k", "yes")
+        claim(holds="yes")
+    with pytest.raises(TypeError):
+        Claim("c", "s", "p", "m", "k", True)  # positional fields are a TypeError
+
+
+def test_gap_is_paired_over_common_seeds():
+    m = Metrics()
+    for s, (a, b) in enumerate([(1.0, 0.5), (2.0, 1.0), (3.0, 2.5), (9.0, 0.0)]):
+        m.add("a", s, a)
+        if s < 3:
+            m.add("b", s, b)
+    g = m.gap("a", "b")  # seeds 0..2 only: diffs 0.5, 1.0, 0.5
+    assert g.n == 3 and g.mean == pytest.approx(2 / 3)
+    assert g.se == pytest.approx(np.std([0.5, 1.0, 0.5], ddof=1) / np.sqrt(3))
+    assert g.beyond_noise(2.0) and not m.gap("b", "a").beyond_noise()
+    assert "SE (3 seeds)" in str(g)
+    assert m.se("a") == pytest.approx(np.std([1, 2, 3, 9], ddof=1) / 2)
+
+
+def test_checks_are_kept_apart_from_claims(tmp_path):
+    m = Metrics()
+    m.add("x", 0, 1.0)
+    chk = Check(
+        id="budget", statement="equal budgets", measured="1 = 1", criterion="==", holds=True
+    )
+    kw = dict(package="iclr24-demo", version="0", paper={"title": "T"}, preset="smoke",
+              seeds=[0], device="cpu", wall_seconds=0.1, metrics=m)  # fmt: skip
+    with pytest.raises(TypeError, match="is a Check"):
+        write_results(tmp_path, claims=[chk], **kw)
+    res = write_results(tmp_path, claims=[claim()], checks=[chk], **kw)
+    assert res["checks"][0]["paper"] == "" and [c["id"] for c in res["claims"]] == ["c"]
 
 
 def test_write_results_shape_and_markdown(tmp_path):
@@ -39,12 +73,12 @@ def test_write_results_shape_and_markdown(tmp_path):
         m.add("method/acc", s, v)
     claims = [
         Claim(
-            "acc",
-            "accurate",
-            "Table 1: 0.9",
-            m.fmt("method/acc"),
-            "mean >= 0.8",
-            m.mean("method/acc") >= 0.8,
+            id="acc",
+            statement="accurate",
+            paper="Table 1: 0.9",
+            measured=m.fmt("method/acc"),
+            criterion="mean >= 0.8",
+            holds=m.mean("method/acc") >= 0.8,
         )
     ]
     res = write_results(
@@ -69,10 +103,13 @@ def test_write_results_shape_and_markdown(tmp_path):
         "preset",
         "seeds",
         "device",
+        "threads",
         "wall_seconds",
         "environment",
+        "config",
         "metrics",
         "claims",
+        "checks",
     ]:
         assert key in on_disk
     assert on_disk["metrics"]["method/acc"]["per_seed"] == [0.9, 0.8]
@@ -114,7 +151,7 @@ def test_load_results_checks_the_contract(tmp_path):
         device="cpu",
         wall_seconds=0.1,
         metrics=m,
-        claims=[Claim("c", "s", "p", "m", "k", True)],
+        claims=[claim()],
     )
     assert load_results(tmp_path)["claims"][0]["id"] == "c"
     broken = json.loads((tmp_path / "results.json").read_text())

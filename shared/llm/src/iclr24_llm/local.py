@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data import MissingDataError, data_dir
-from ..logs import get_logger
+from iclr24_common.data import MissingDataError, data_dir
+from iclr24_common.logs import get_logger
+
 from .base import (
     Completion,
     Prompt,

@@ -22,20 +22,24 @@ import numpy as np
 from .io import atomic_write_json, atomic_write_text, to_jsonable
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Claim:
-    """One claim of the paper, checked against our measurement."""
+    """A statement of the paper, measured here against the strongest baseline the package has.
+
+    Built with keywords only. ``holds`` is computed from the metrics, never typed in: a claim
+    that fails at this scale is reported as failing.
+    """
 
     id: str
-    """Short name, e.g. ``lossless``."""
+    """Short name, e.g. ``lossless/digits``."""
     statement: str
     """What the paper claims, in one sentence."""
     paper: str
-    """The paper's own figure for it, with its table or figure number."""
+    """The paper's own figure for it, with its table or figure number (or where none was found)."""
     measured: str
-    """Our figure, taken from the metrics."""
+    """Our figure, taken from the metrics (with the seeds' spread)."""
     criterion: str
-    """The test applied, e.g. ``gap >= 2.0 points, mean of 3 seeds``."""
+    """The test applied, e.g. ``gap >= 2.0 points and > 2 SE, mean of 3 seeds``."""
     holds: bool
     """Whether ``criterion`` is met by ``measured`` (computed, never typed in)."""
 
@@ -43,7 +47,44 @@ class Claim:
         if isinstance(self.holds, np.bool_):
             self.holds = bool(self.holds)
         if not isinstance(self.holds, bool):
-            raise TypeError(f"Claim {self.id!r}: holds must be a bool computed from metrics")
+            raise TypeError(
+                f"{type(self).__name__} {self.id!r}: holds must be a bool computed from metrics"
+            )
+
+
+@dataclass(kw_only=True)
+class Check(Claim):
+    """An invariant of the code rather than a statement of the paper: counters agree, budgets
+    are equal, a golden string matches, a guarantee holds by construction. Same shape as a
+    :class:`Claim` (``paper`` may stay empty); READMEs count claims only."""
+
+    paper: str = ""
+
+
+@dataclass(frozen=True)
+class Gap:
+    """``a - b`` over the seeds both metrics have: mean and standard error of the paired
+    differences (ddof=1; 0 with one seed). ``str(gap)`` reads ``+0.040 +/- 0.012 SE (3 seeds)``."""
+
+    mean: float
+    se: float
+    n: int
+
+    def beyond_noise(self, k: float = 2.0) -> bool:
+        """True when the gap is positive by more than ``k`` standard errors (needs >= 2 seeds)."""
+        return self.n >= 2 and self.mean > k * self.se
+
+    def __str__(self) -> str:
+        return f"{self.mean:+.4g} +/- {self.se:.2g} SE ({self.n} seed{'s' * (self.n != 1)})"
+
+
+TIMING_WORDS = ("seconds", "speedup", "time", "throughput", "per_s")
+
+
+def is_timing_metric(name: str) -> bool:
+    """Whether a metric measures time (its name contains seconds, speedup, time, throughput or
+    per_s): such metrics vary between two runs of the same seed; every other metric must not."""
+    return any(w in name for w in TIMING_WORDS)
 
 
 def aggregate(values) -> dict[str, Any]:
@@ -88,6 +129,23 @@ class Metrics:
 
     def std(self, name: str) -> float:
         return aggregate(self.values(name))["std"]
+
+    def se(self, name: str) -> float:
+        """Standard error of the mean over seeds (std / sqrt(n); 0 with one seed)."""
+        vals = self.values(name)
+        return self.std(name) / math.sqrt(len(vals)) if len(vals) > 1 else 0.0
+
+    def gap(self, a: str, b: str) -> Gap:
+        """Paired difference ``a - b`` over the seeds both metrics were measured on."""
+        da, db = self._values[a] if a in self else None, self._values[b] if b in self else None
+        if da is None or db is None:
+            missing = a if da is None else b
+            raise KeyError(f"no metric {missing!r}; have: {', '.join(self._values) or 'none'}")
+        diffs = np.array([da[s] - db[s] for s in sorted(set(da) & set(db))], dtype=float)
+        if diffs.size == 0:
+            raise ValueError(f"{a!r} and {b!r} share no seed")
+        se = float(diffs.std(ddof=1) / math.sqrt(diffs.size)) if diffs.size > 1 else 0.0
+        return Gap(float(diffs.mean()), se, int(diffs.size))
 
     def fmt(self, name: str, digits: int = 4) -> str:
         """``mean +/- std`` as text, for a claim's ``measured`` field."""
@@ -160,22 +218,38 @@ def _fmt_num(x: float) -> str:
     return f"{x:.4g}"
 
 
+def _verdict_rows(items: list[dict], with_paper: bool) -> list[str]:
+    head = (
+        "| claim | holds | measured | criterion | paper |"
+        if with_paper
+        else ("| check | holds | measured | criterion |")
+    )
+    rows = [head, "|---|---|---|---|---|" if with_paper else "|---|---|---|---|"]
+    for c in items:
+        mark = "yes" if c["holds"] else "**no**"
+        row = f"| {c['id']} | {mark} | {c['measured']} | {c['criterion']} |"
+        rows.append(row + (f" {c['paper']} |" if with_paper else ""))
+    return rows
+
+
 def results_markdown(results: dict[str, Any]) -> str:
-    """The results as a Markdown page: header, claims table, metrics table."""
+    """The results as a Markdown page: header, claims, checks and metrics tables."""
+    claims, checks = results["claims"], results.get("checks", [])
+    held = sum(c["holds"] for c in claims)
     lines = [
         f"# {results['package']} {results.get('version', '')}: {results['paper']['title']}",
         "",
         f"preset `{results['preset']}`, seeds {results['seeds']}, device `{results['device']}`, "
-        f"wall time {results['wall_seconds']:.1f} s, {results.get('date', '')}",
+        f"{results.get('threads', '?')} threads, wall time {results['wall_seconds']:.1f} s, "
+        f"{results.get('date', '')}",
         "",
-        "## Claims",
+        f"## Claims ({held} of {len(claims)} hold)",
         "",
-        "| claim | holds | measured | criterion | paper |",
-        "|---|---|---|---|---|",
+        *_verdict_rows(claims, with_paper=True),
     ]
-    for c in results["claims"]:
-        mark = "yes" if c["holds"] else "**no**"
-        lines.append(f"| {c['id']} | {mark} | {c['measured']} | {c['criterion']} | {c['paper']} |")
+    if checks:
+        ok = sum(c["holds"] for c in checks)
+        lines += ["", f"## Checks ({ok} of {len(checks)} pass)", "", *_verdict_rows(checks, False)]
     lines += ["", "## Metrics", "", "| metric | mean | std | per seed |", "|---|---|---|---|"]
     for name, m in results["metrics"].items():
         per = ", ".join(_fmt_num(v) for v in m["per_seed"])
@@ -183,13 +257,13 @@ def results_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def claims_table(claims: list[Claim] | list[dict]) -> str:
-    """A plain-text table of the claims for the terminal."""
+def claims_table(claims: list[Claim] | list[dict], title: str = "claim") -> str:
+    """A plain-text table of claims (or checks) for the terminal."""
     rows = [asdict(c) if isinstance(c, Claim) else c for c in claims]
     if not rows:
-        return "(no claims)"
-    w = max(len(r["id"]) for r in rows)
-    out = [f"{'claim':<{w}}  holds  measured  [criterion]"]
+        return f"(no {title}s)"
+    w = max(len(r["id"]) for r in rows + [{"id": title}])
+    out = [f"{title:<{w}}  holds  measured  [criterion]"]
     for r in rows:
         out.append(
             f"{r['id']:<{w}}  {'yes' if r['holds'] else 'NO ':<5}  {r['measured']}  [{r['criterion']}]"
@@ -202,16 +276,22 @@ def write_results(
     *,
     package: str,
     version: str,
-    paper: dict[str, str],
+    paper: dict[str, Any],
     preset: str,
     seeds: list[int],
     device: str,
     wall_seconds: float,
     metrics: Metrics | dict[str, Any],
     claims: list[Claim],
+    checks: list[Check] = (),
+    config: dict[str, Any] | None = None,
+    threads: int | None = None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write ``results.json`` and ``results.md`` atomically into ``out_dir``; return the dict."""
+    for c in claims:
+        if isinstance(c, Check):
+            raise TypeError(f"{c.id!r} is a Check: pass it in checks, not claims")
     summary = metrics.summary() if isinstance(metrics, Metrics) else metrics
     results: dict[str, Any] = {
         "package": package,
@@ -220,11 +300,14 @@ def write_results(
         "preset": preset,
         "seeds": list(seeds),
         "device": str(device),
+        "threads": threads,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_seconds": float(wall_seconds),
         "environment": environment_record(package, str(device)),
+        "config": config or {},
         "metrics": summary,
         "claims": [asdict(c) for c in claims],
+        "checks": [asdict(c) for c in checks],
     }
     if extra:
         results.update({k: v for k, v in extra.items() if k not in results})
@@ -242,18 +325,22 @@ REQUIRED_KEYS = (
     "preset",
     "seeds",
     "device",
+    "threads",
     "wall_seconds",
     "environment",
+    "config",
     "metrics",
     "claims",
+    "checks",
 )
 CLAIM_KEYS = ("id", "statement", "paper", "measured", "criterion", "holds")
 
 
 def load_results(out_dir: str | Path) -> dict[str, Any]:
     """Read ``out_dir/results.json`` and check it keeps the reproduction contract: every
-    required key, metrics as mean/std/per_seed, claims complete with a bool ``holds``.
-    Raises ``ValueError`` naming what is wrong (for tests and for tools that collect runs)."""
+    required key, metrics as mean/std/per_seed, claims and checks complete with a bool
+    ``holds``, at least one claim. Raises ``ValueError`` naming what is wrong (for tests and
+    for tools that collect runs)."""
     import json
 
     path = Path(out_dir) / "results.json"
@@ -262,12 +349,16 @@ def load_results(out_dir: str | Path) -> dict[str, Any]:
     for name, m in res.get("metrics", {}).items():
         if not {"mean", "std", "per_seed"} <= set(m):
             problems.append(f"metric {name!r} lacks mean/std/per_seed")
-    for c in res.get("claims", []):
-        missing = [k for k in CLAIM_KEYS if k not in c]
-        if missing or not isinstance(c.get("holds"), bool):
-            problems.append(f"claim {c.get('id')!r}: missing {missing} or non-bool holds")
+    for kind in ("claims", "checks"):
+        for c in res.get(kind, []):
+            missing = [k for k in CLAIM_KEYS if k not in c]
+            if missing or not isinstance(c.get("holds"), bool):
+                problems.append(f"{kind[:-1]} {c.get('id')!r}: missing {missing} or non-bool holds")
     if not res.get("claims"):
         problems.append("no claims")
+    ids = [c.get("id") for c in res.get("claims", []) + res.get("checks", [])]
+    if len(set(ids)) != len(ids):
+        problems.append("duplicate claim/check ids")
     if problems:
         raise ValueError(f"{path} breaks the results contract: " + "; ".join(problems))
     return res

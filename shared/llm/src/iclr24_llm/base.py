@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..io import atomic_write_json
+from iclr24_common.io import atomic_write_json
 
 Message = Mapping[str, str]
 Prompt = str | Sequence[Message]

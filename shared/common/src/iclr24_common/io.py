@@ -53,18 +53,6 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def save_figure(fig, path: str | Path, dpi: int = 120) -> Path:
-    """Save a matplotlib figure atomically as PNG and close it."""
-    import io
-
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
-    plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue())
-
-
 class _suppress:
     def __enter__(self):
         return self

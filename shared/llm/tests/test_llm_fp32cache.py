@@ -15,7 +15,7 @@ transformers = pytest.importorskip(
     "transformers", reason="the fp32 cache needs the extra iclr24-common[llm]"
 )
 
-from iclr24_common.llm import local  # noqa: E402
+from iclr24_llm import local  # noqa: E402
 
 
 class FakeModel:

@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..logs import get_logger
+from iclr24_common.logs import get_logger
+
 from .base import (
     Completion,
     LLMError,

@@ -15,7 +15,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-from ..data import MissingDataError
+from iclr24_common.data import MissingDataError
+
 from . import SPEC_HELP, LLMError, load_llm
 
 DEFAULT_THREADS = 2  # = local.DEFAULT_THREADS, repeated so --help needs no torch import
@@ -57,7 +58,7 @@ def _generate(args: argparse.Namespace) -> int:
         seed=args.seed, stop=args.stop or None,
     )  # fmt: skip
     if args.json:
-        from ..io import to_jsonable
+        from iclr24_common.io import to_jsonable
 
         print(json.dumps({"completions": to_jsonable(groups[0]), "usage": llm.usage.as_dict()}))
     else:

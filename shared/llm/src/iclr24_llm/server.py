@@ -17,7 +17,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from ..logs import get_logger
+from iclr24_common.logs import get_logger
+
 from .base import Completion
 
 log = get_logger("llm.serve")

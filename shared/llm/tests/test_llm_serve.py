@@ -17,9 +17,9 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("transformers", reason="the local backend needs the extra iclr24-common[llm]")
 pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs the extra iclr24-common[llm]")
 
-from iclr24_common.llm import LLMError, OpenAICompatBackend, load_llm  # noqa: E402
-from iclr24_common.llm.local import smollm2_gguf_path  # noqa: E402
-from iclr24_common.llm.server import start_in_thread  # noqa: E402
+from iclr24_llm import LLMError, OpenAICompatBackend, load_llm  # noqa: E402
+from iclr24_llm.local import smollm2_gguf_path  # noqa: E402
+from iclr24_llm.server import start_in_thread  # noqa: E402
 
 try:
     smollm2_gguf_path()
@@ -94,7 +94,7 @@ def test_bad_requests_are_clear_errors(local, server):
 def test_cli_serve_subprocess(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "iclr24_common.llm.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "iclr24_llm.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )  # fmt: skip
     try:

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from iclr24_common.llm import (
+from iclr24_llm import (
     LLM,
     CachedLLM,
     Completion,
@@ -20,7 +20,7 @@ from iclr24_common.llm import (
     load_llm,
     pick_label,
 )
-from iclr24_common.llm.base import cut_at_stop, normalise_prompts
+from iclr24_llm.base import cut_at_stop, normalise_prompts
 
 
 def capital(prompt) -> str:
@@ -47,7 +47,7 @@ class Counting(ScriptedBackend):
 
 def test_import_does_not_load_torch_or_transformers():
     code = (
-        "import sys, iclr24_common, iclr24_common.llm as m; "
+        "import sys, iclr24_common, iclr24_llm as m; "
         "m.ScriptedBackend(str).generate(['x']); "
         "print('torch' in sys.modules, 'transformers' in sys.modules)"
     )
@@ -178,7 +178,7 @@ def test_load_llm_specs(tmp_path):
 
 
 def test_cli_reports_bad_input_in_one_line(capsys):
-    from iclr24_common.llm.cli import main
+    from iclr24_llm.cli import main
 
     assert main(["generate", "--llm", "no-such-backend", "hello"]) == 2
     err = capsys.readouterr().err

@@ -1,0 +1,38 @@
+"""One rule for CPU threads: ``--threads`` defaults to the cores this process may use, and
+the number is applied to BLAS (through threadpoolctl), to OpenMP, and to torch."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+_limits = None  # the live threadpoolctl limiter (kept so that the limit stays applied)
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity; a container's cpuset counts)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def set_threads(n: int | None = None) -> int:
+    """Use ``n`` threads (default: :func:`available_cores`) in BLAS, OpenMP and torch.
+
+    The environment variables also reach torch when it is imported later and any child
+    process; returns the number applied.
+    """
+    global _limits
+    n = available_cores() if n is None else int(n)
+    if n < 1:
+        raise ValueError(f"threads must be >= 1, got {n}")
+    for var in _ENV_VARS:
+        os.environ[var] = str(n)
+    from threadpoolctl import threadpool_limits
+
+    _limits = threadpool_limits(limits=n)
+    if "torch" in sys.modules:  # already imported: its pools were sized at import
+        sys.modules["torch"].set_num_threads(n)
+    return n

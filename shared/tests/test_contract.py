@@ -1,0 +1,165 @@
+"""The command-line contract, once for every folder under packages/.
+
+Each package's ``iclr24-<slug> reproduce`` must: print its help, turn bad input into one line
+and exit 2, stop at once with a MissingDataError when the paper preset's data is absent,
+refuse --download where it has nothing to fetch, finish the smoke preset in under 60 s wall on
+2 cores with a complete results.json, and reuse every finished unit with --resume.
+
+``ICLR24_PACKAGES="deer smnn"`` restricts the packages (a CI leg tests the one it installed);
+by default every folder under packages/ is tested and must be installed.
+``ICLR24_SMOKE_BUDGET_S`` changes the 60 s budget (for a loaded development machine only).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from iclr24_common import ExperimentApp, load_results
+
+ROOT = Path(__file__).resolve().parents[2]
+ALL = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
+SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or ALL
+SMOKE_BUDGET_S = float(os.environ.get("ICLR24_SMOKE_BUDGET_S", "60"))
+
+
+def module_name(slug: str) -> str:
+    return f"iclr24_{slug.replace('-', '_')}.experiment"
+
+
+def load_app(slug: str) -> ExperimentApp:
+    try:
+        mod = importlib.import_module(module_name(slug))
+    except ModuleNotFoundError as e:
+        pytest.fail(f"iclr24-{slug} is not installed here ({e}); sync it, or set ICLR24_PACKAGES")
+    app = getattr(mod, "app", None)
+    assert isinstance(app, ExperimentApp), f"{module_name(slug)} must define app = ExperimentApp..."
+    assert mod.main == app.main, "the console script target `main` must be app.main"
+    return app
+
+
+@pytest.fixture(params=SELECTED, scope="module")
+def slug(request) -> str:
+    return request.param
+
+
+def run_main(app: ExperimentApp, argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = app.main(argv)
+    except SystemExit as e:  # argparse: --help, bad choices
+        code = e.code
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def test_layout_and_presets(slug):
+    app = load_app(slug)
+    assert {"smoke", "default", "paper"} <= set(app.presets)
+    assert app.paper.title and app.paper.authors and (app.paper.arxiv or app.paper.openreview)
+    pkg = ROOT / "packages" / slug
+    src = pkg / "src" / f"iclr24_{slug.replace('-', '_')}"
+    for role in ("__init__.py", "experiment.py", "claims.py", f"{slug.replace('-', '_')}.py"):
+        assert (src / role).exists(), f"{slug}: missing {role} (see CONTRIBUTING.md, layout)"
+    assert not (src / "cli.py").exists(), f"{slug}: the CLI is experiment.app, not cli.py"
+    scripts = (pkg / "pyproject.toml").read_text()
+    assert f'iclr24-{slug} = "{module_name(slug)}:main"' in scripts
+
+
+def test_help_names_the_paper(slug, capsys):
+    app = load_app(slug)
+    code, out, _ = run_main(app, ["reproduce", "--help"], capsys)
+    assert code == 0 and "--preset" in out and "--threads" in out and "--resume" in out
+    code, out, _ = run_main(app, ["--help"], capsys)
+    assert code == 0 and app.paper.title.split()[0] in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--preset", "huge"], "invalid choice"),
+        (["--device", "tpu"], "device"),
+        (["--seeds", "-1"], "seeds"),
+        (["--seeds", "0", "0"], "duplicates"),
+        (["--threads", "0"], "threads"),
+        (["--set", "no_such_field=1"], "unknown preset field"),
+        (["--set", "seeds"], "FIELD=VALUE"),
+    ],
+    ids=["preset", "device", "seeds", "dup-seeds", "threads", "set-field", "set-syntax"],
+)
+def test_bad_input_is_one_line_and_exit_2(slug, argv, message, tmp_path, capsys):
+    app = load_app(slug)
+    code, _, err = run_main(app, ["reproduce", *argv, "--out", str(tmp_path / "r")], capsys)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert code == 2, err
+    assert len(lines) == 1 and message in lines[0], err
+    assert not (tmp_path / "r" / "results.json").exists()
+
+
+def test_download_is_refused_or_paper_only(slug, tmp_path, capsys):
+    app = load_app(slug)
+    code, _, err = run_main(app, ["reproduce", "--preset", "smoke", "--download",
+                                  "--out", str(tmp_path)], capsys)  # fmt: skip
+    assert code == 2 and "--download" in err
+
+
+def test_paper_preset_without_data_stops_at_once(slug, tmp_path, capsys):
+    app = load_app(slug)
+    if not app.paper_needs_data:
+        # the package generates the paper preset's data: its config must still resolve
+        code, out, _ = run_main(app, ["reproduce", "--preset", "paper", "--print-config"], capsys)
+        assert code == 0 and json.loads(out)["preset"] == "paper"
+        return
+    t0 = time.perf_counter()
+    code, _, err = run_main(app, ["reproduce", "--preset", "paper", "--device", "cpu",
+                                  "--data-dir", str(tmp_path / "empty"),
+                                  "--out", str(tmp_path / "run")], capsys)  # fmt: skip
+    assert code == 2 and "missing data" in err and "how to get it" in err, err
+    assert time.perf_counter() - t0 < 30, "the paper preset must check its data first"
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(slug, tmp_path_factory):
+    """One real smoke reproduction through the console script, timed."""
+    out = tmp_path_factory.mktemp(f"smoke-{slug}")
+    exe = Path(sys.executable).parent / f"iclr24-{slug}"
+    assert exe.exists(), f"console script {exe} is not installed"
+    t0 = time.perf_counter()
+    proc = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    return out, time.perf_counter() - t0, proc
+
+
+def test_smoke_is_complete_and_under_budget(slug, smoke_run):
+    out, wall, proc = smoke_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = load_results(out)
+    assert res["preset"] == "smoke" and res["package"] == f"iclr24-{slug}"
+    assert res["config"]["seeds"] == res["seeds"]
+    assert res["threads"] >= 1 and res["environment"]["python"]
+    assert res["units"]["computed"] >= 1, "finished work must go through ctx.cached"
+    assert (out / "results.md").exists() and (out / "log.txt").exists()
+    assert "claims hold" in proc.stdout
+    assert wall < SMOKE_BUDGET_S, f"smoke took {wall:.1f} s wall (budget {SMOKE_BUDGET_S:.0f} s)"
+
+
+def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
+    out, _, proc = smoke_run
+    assert proc.returncode == 0
+    before = load_results(out)
+    exe = Path(sys.executable).parent / f"iclr24-{slug}"
+    again = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out),
+                            "--resume"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    after = load_results(out)
+    assert after["units"] == {"reused": before["units"]["computed"], "computed": 0}
+    # every number comes from a reused unit, timings included: nothing may change
+    assert after["metrics"] == before["metrics"]
+    assert after["claims"] == before["claims"] and after["checks"] == before["checks"]

@@ -1,0 +1,62 @@
+"""--resume after a real interruption: a package run stopped after its first finished unit
+(as Ctrl-C would stop it) and resumed skips that unit and ends with the same numbers as a run
+straight through (timings aside).
+
+The interruption is injected with ``ICLR24_INTERRUPT_AFTER_UNITS=1``, which raises
+KeyboardInterrupt right after the first unit is stored: the same path as Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iclr24_common import is_timing_metric, load_results
+
+# Deterministic packages with several units in their smoke preset; a CI leg runs the one it has.
+PACKAGES = ("svd-update",)
+SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or PACKAGES
+CASES = [p for p in PACKAGES if p in SELECTED]
+
+
+def reproduce(slug: str, out: Path, *extra: str, env: dict | None = None):
+    exe = Path(sys.executable).parent / f"iclr24-{slug}"
+    return subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out), *extra],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+
+
+@pytest.mark.skipif(not CASES, reason="no package of this leg has an interruption test")
+@pytest.mark.parametrize("slug", CASES)
+def test_interrupted_run_resumes_to_the_same_numbers(slug, tmp_path):
+    straight = reproduce(slug, tmp_path / "straight")
+    assert straight.returncode == 0, straight.stderr[-2000:]
+
+    cut = reproduce(slug, tmp_path / "cut", env={"ICLR24_INTERRUPT_AFTER_UNITS": "1"})
+    assert cut.returncode == 130 and "--resume" in cut.stderr
+    assert not (tmp_path / "cut" / "results.json").exists()
+    assert len(list((tmp_path / "cut" / "units").glob("*.pkl"))) == 1
+
+    resumed = reproduce(slug, tmp_path / "cut", "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    a, b = load_results(tmp_path / "straight"), load_results(tmp_path / "cut")
+    assert b["units"]["reused"] == 1 and b["units"]["computed"] == a["units"]["computed"] - 1
+    for name, m in a["metrics"].items():
+        if not is_timing_metric(name):
+            assert b["metrics"][name]["per_seed"] == m["per_seed"], name
+
+
+def test_resume_refuses_another_configuration(tmp_path):
+    slug = CASES[0] if CASES else None
+    if slug is None:
+        pytest.skip("no package of this leg has an interruption test")
+    cut = reproduce(slug, tmp_path, env={"ICLR24_INTERRUPT_AFTER_UNITS": "1"})
+    assert cut.returncode == 130
+    other = reproduce(slug, tmp_path, "--resume", "--set", "seeds=0")  # seeds may change
+    assert other.returncode == 0
+    bad = reproduce(slug, tmp_path, "--resume", "--preset", "default")
+    assert bad.returncode == 2 and "another configuration" in bad.stderr
