@@ -4,9 +4,9 @@
 
 from .baselines import RecomputeSVD, VecharynskiSVD, YamazakiSVD, ZhaSimonSVD
 from .data import load_dataset, make_sbm, make_user_item
-from .evolving_svd import EvolvingSVD, UpdateConfig, initial_svd
 from .metrics import hit_rate_mrr, relative_sv_error, scaled_residual
 from .orthogonalize import gkl, rpi, sparse_qr
+from .svd_update import EvolvingSVD, UpdateConfig, initial_svd
 
 __version__ = "0.1.0"
 

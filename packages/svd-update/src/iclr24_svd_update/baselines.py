@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .evolving_svd import UpdateConfig, as_csr, initial_svd, truncated_svd
 from .orthogonalize import gkl, rpi
+from .svd_update import UpdateConfig, as_csr, initial_svd, truncated_svd
 
 
 class _DenseUpdater:
