@@ -1,13 +1,14 @@
-"""The ODE variant, the data loaders, the CLI and the smoke reproduction."""
+"""The ODE variant, the data loaders and the paper preset's path (the common CLI contract is
+tested in shared/tests)."""
 
-import json
 import pickle
+import sys
+import types
 
 import numpy as np
 import pytest
 import torch
 from iclr24_deer import deer_ode
-from iclr24_deer.cli import main
 from iclr24_deer.data import (
     load_eigenworms,
     make_lowfreq_classification,
@@ -16,8 +17,9 @@ from iclr24_deer.data import (
     two_body_reference,
     two_body_rhs,
 )
+from iclr24_deer.experiment import main
 
-from iclr24_common import MissingDataError, load_results
+from iclr24_common import MissingDataError, MissingDependencyError, load_results
 
 torch.set_num_threads(1)
 
@@ -74,8 +76,8 @@ def test_read_ts_and_load_eigenworms_from_ts(tmp_path):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((12, 7, 2)).astype(np.float32)
     labels = np.array(["1", "2", "3"] * 4)
-    folder = tmp_path / "eigenworms"
-    folder.mkdir()
+    folder = tmp_path / "deer" / "EigenWorms"
+    folder.mkdir(parents=True)
     _write_ts(folder / "EigenWorms_TRAIN.ts", x[:8], labels[:8])
     _write_ts(folder / "EigenWorms_TEST.ts", x[8:], labels[8:])
     xr, lr = read_ts(folder / "EigenWorms_TRAIN.ts")
@@ -88,8 +90,8 @@ def test_read_ts_and_load_eigenworms_from_ts(tmp_path):
 
 
 def test_load_eigenworms_official_pickles(tmp_path):
-    folder = tmp_path / "eigenworms"
-    folder.mkdir()
+    folder = tmp_path / "deer" / "EigenWorms"
+    folder.mkdir(parents=True)
     for s, n in (("train", 5), ("val", 2), ("test", 2)):
         with open(folder / f"eigenworms_{s}.pkl", "wb") as fh:
             pickle.dump((torch.randn(n, 9, 6), torch.randint(0, 5, (n,))), fh)
@@ -102,113 +104,90 @@ def test_missing_eigenworms(tmp_path):
         load_eigenworms(tmp_path)
 
 
-def test_cli_paper_preset_without_data_exits_2(tmp_path, capsys):
-    rc = main(
-        [
-            "reproduce",
-            "--preset",
-            "paper",
-            "--data-dir",
-            str(tmp_path / "d"),
-            "--out",
-            str(tmp_path / "o"),
-            "--device",
-            "cpu",
-        ]
-    )
-    assert rc == 2
-    assert "EigenWorms" in capsys.readouterr().err
+def test_download_fetches_through_aeon(tmp_path, monkeypatch):
+    """--download calls aeon's load_classification with the extract layout we read from."""
+    calls = []
+
+    def load_classification(name, extract_path):
+        calls.append((name, extract_path))
+        folder = tmp_path / "deer" / "EigenWorms"
+        folder.mkdir(parents=True)
+        x = np.random.default_rng(0).standard_normal((10, 5, 2)).astype(np.float32)
+        _write_ts(folder / "EigenWorms_TRAIN.ts", x[:6], ["1", "2"] * 3)
+        _write_ts(folder / "EigenWorms_TEST.ts", x[6:], ["1", "2"] * 2)
+
+    fake = types.ModuleType("aeon.datasets")
+    fake.load_classification = load_classification
+    monkeypatch.setitem(sys.modules, "aeon", types.ModuleType("aeon"))
+    monkeypatch.setitem(sys.modules, "aeon.datasets", fake)
+    with pytest.raises(MissingDataError):
+        load_eigenworms(tmp_path)  # no fetching without download
+    splits = load_eigenworms(tmp_path, download=True)
+    assert calls == [("EigenWorms", str(tmp_path / "deer"))]
+    assert sum(len(splits[k][1]) for k in splits) == 10
+    load_eigenworms(tmp_path, download=True)  # files present: no second fetch
+    assert len(calls) == 1
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["reproduce", "--preset", "huge"],
-        ["reproduce", "--seeds", "-1"],
-        ["reproduce", "--threads", "0", "--preset", "smoke"],
-        ["reproduce", "--device", "tpu"],
-    ],
-)
-def test_cli_bad_input_exits_2(argv, tmp_path):
-    try:
-        rc = main([*argv, "--out", str(tmp_path)])
-    except SystemExit as e:
-        rc = e.code
-    assert rc == 2
+def test_download_without_aeon_names_the_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    monkeypatch.setitem(sys.modules, "aeon.datasets", None)
+    with pytest.raises(MissingDependencyError, match="pip install aeon"):
+        load_eigenworms(tmp_path, download=True)
 
 
-@pytest.mark.slow
-def test_smoke_reproduction(tmp_path):
-    out = tmp_path / "smoke"
-    assert (
-        main(
-            [
-                "reproduce",
-                "--preset",
-                "smoke",
-                "--out",
-                str(out),
-                "--device",
-                "cpu",
-                "--threads",
-                "1",
-            ]
-        )
-        == 0
-    )
-    res = load_results(out)  # the results contract: keys, metrics, complete claims
-    ids = {c["id"] for c in res["claims"]}
-    assert ids == {
-        "no-accuracy-loss",
-        "exact-gradients",
-        "training-unchanged",
-        "training-faster",
-        "ode-matches-solver",
-        "speedup",
-    }
-    assert all(isinstance(c["holds"], bool) for c in res["claims"])
-    for name in ("equiv/err_fp32", "train/loss_rel_gap", "ode/ode_relerr"):
-        assert np.isfinite(res["metrics"][name]["mean"])
-    assert (out / "results.md").exists() and (out / "log.txt").exists()
-    assert (out / "speedup_cpu.png").exists() and (out / "speed_grid.json").exists()
-    assert (out / "training_curves.png").exists()
-
-
-def test_paper_preset_runs_on_a_tiny_eigenworms(tmp_path):
-    """The paper preset's code path (official model, Adam 3e-5, best-val test accuracy) on a
-    tiny stand-in dataset written in the official pickle format."""
-    folder = tmp_path / "data" / "eigenworms"
+def _tiny_eigenworms(root):
+    folder = root / "deer" / "EigenWorms"
     folder.mkdir(parents=True)
     g = torch.Generator().manual_seed(0)
     for s, n in (("train", 8), ("val", 4), ("test", 4)):
         with open(folder / f"eigenworms_{s}.pkl", "wb") as fh:
             pickle.dump((torch.randn(n, 40, 6, generator=g), torch.arange(n) % 5), fh)
+
+
+def test_paper_preset_runs_on_a_tiny_eigenworms(tmp_path):
+    """The paper preset's code path (official model, Adam 3e-5, best-val test accuracy, the
+    DEER-vs-sequential training comparison) on a tiny stand-in in the official pickle format,
+    then --resume of the finished run (every unit reused, results unchanged)."""
+    _tiny_eigenworms(tmp_path / "data")
     out = tmp_path / "paper"
-    rc = main(
-        [
-            "reproduce",
-            "--preset",
-            "paper",
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--out",
-            str(out),
-            "--device",
-            "cpu",
-            "--epochs",
-            "1",
-            "--seeds",
-            "0",
-            "--skip-speed",
-            "--threads",
-            "1",
-        ]
-    )
-    assert rc == 0
-    res = json.loads((out / "results.json").read_text())
-    assert {c["id"] for c in res["claims"]} == {
-        "no-accuracy-loss-eigenworms",
-        "eigenworms-accuracy",
-    }
+    argv = ["reproduce", "--preset", "paper", "--data-dir", str(tmp_path / "data"),
+            "--out", str(out), "--device", "cpu", "--epochs", "2", "--seeds", "0",
+            "--skip-speed", "--set", "train_steps=3", "--set", "eq_hidden=2",
+            "--set", "eq_lengths=50", "--set", "grad_hidden=2", "--set", "grad_length=50"]  # fmt: skip
+    assert main(argv) == 0
+    res = load_results(out)
+    ids = {c["id"] for c in res["claims"]}
+    assert {"no-accuracy-loss-eigenworms", "eigenworms-accuracy", "training-faster"} <= ids
+    assert res["config"]["epochs"] == 2 and res["config"]["speed_hidden"] == []
     assert res["metrics"]["eigenworms/init_logit_gap"]["mean"] < 1e-4
     assert 0.0 <= res["metrics"]["eigenworms/test_acc"]["mean"] <= 1.0
+    assert (out / "checkpoints" / "eigenworms-seed0.pt").exists()
+    assert main([*argv, "--resume"]) == 0
+    again = load_results(out)
+    assert again["units"]["computed"] == 0 and again["metrics"] == res["metrics"]
+
+
+def test_eigenworms_fit_resumes_from_its_checkpoint(tmp_path):
+    """An interrupted EigenWorms run continues from the last epoch's checkpoint and ends where
+    an uninterrupted run ends."""
+    from iclr24_deer.classifier import ClassifierConfig, ResidualGRUClassifier
+    from iclr24_deer.train import fit
+
+    _tiny_eigenworms(tmp_path)
+    splits = load_eigenworms(tmp_path)
+    cfg = ClassifierConfig(nstate=4, nlayer=1)
+
+    def model():
+        torch.manual_seed(0)
+        return ResidualGRUClassifier(cfg)
+
+    kw = {"batch": 4, "lr": 1e-2, "seed": 0}
+    straight = model()
+    fit(straight, splits, epochs=3, **kw)
+    ck = tmp_path / "ck.pt"
+    fit(model(), splits, epochs=1, checkpoint=ck, **kw)  # "interrupted" after one epoch
+    resumed = model()
+    fit(resumed, splits, epochs=3, checkpoint=ck, resume=True, **kw)
+    for a, b in zip(straight.state_dict().values(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b)

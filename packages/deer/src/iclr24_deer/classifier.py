@@ -15,7 +15,7 @@ from torch import nn
 from .modules import DEERGRU
 
 
-@dataclass
+@dataclass(frozen=True)
 class ClassifierConfig:
     """Shape of the residual GRU classifier (official EigenWorms values in comments)."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from iclr24_common import MissingDataError
+from iclr24_common import MissingDataError, MissingDependencyError
 
 # ----------------------------------------------------------------------------------------
 # EigenWorms-like generated task (default preset)
@@ -90,12 +90,13 @@ def two_body_reference(y0: np.ndarray, ts: np.ndarray) -> np.ndarray:
 # EigenWorms (paper preset)
 # ----------------------------------------------------------------------------------------
 
+EIGENWORMS_DIR = ("deer", "EigenWorms")  # <data-dir>/deer/EigenWorms: aeon's extract layout
 EIGENWORMS_HOW = (
-    "EigenWorms (UEA archive, 259 series x 17,984 steps x 6 channels): download "
-    "EigenWorms.zip from https://www.timeseriesclassification.com/description.php?Dataset=EigenWorms "
-    "and put EigenWorms_TRAIN.ts and EigenWorms_TEST.ts in <data-dir>/eigenworms/, or put the "
-    "official DEER split pickles eigenworms_{train,val,test}.pkl (each a (x, y) tuple of tensors) "
-    "there; with --download the aeon loader is tried (pip install aeon)"
+    "EigenWorms (UEA archive, 259 series x 17,984 steps x 6 channels): download EigenWorms.zip "
+    "from https://www.timeseriesclassification.com/description.php?Dataset=EigenWorms and put "
+    "EigenWorms_TRAIN.ts and EigenWorms_TEST.ts in <data-dir>/deer/EigenWorms/ (or the official "
+    "DEER split pickles eigenworms_{train,val,test}.pkl, each an (x, y) tuple of tensors), or "
+    "run with --download after pip install aeon"
 )
 
 
@@ -129,13 +130,24 @@ def _split(x, y, seed=0, fractions=(0.7, 0.15)):
     return {k: (x[p], y[p]) for k, p in zip(("train", "val", "test"), parts)}
 
 
+def fetch_eigenworms(root: str | Path) -> None:
+    """Download the UEA EigenWorms files into ``root/deer/EigenWorms`` with aeon's
+    ``load_classification`` (it fetches from timeseriesclassification.com / Zenodo)."""
+    try:
+        from aeon.datasets import load_classification  # optional: only --download needs it
+    except ImportError:
+        raise MissingDependencyError("--download needs aeon: pip install aeon") from None
+    load_classification("EigenWorms", extract_path=str(Path(root).joinpath(EIGENWORMS_DIR[0])))
+
+
 def load_eigenworms(root: str | Path, *, download: bool = False) -> dict[str, tuple]:
     """EigenWorms as {"train"|"val"|"test": (x (n, T, 6) float32 tensor, y (n,) int64 tensor)}.
 
-    Looks in ``root/eigenworms`` for the official split pickles, then for the UEA .ts files;
-    raises :class:`MissingDataError` when neither is there (and --download is off or fails).
+    Looks in ``root/deer/EigenWorms`` for the official split pickles, then for the UEA .ts
+    files (a seeded 70/15/15 split); with ``download`` fetches the .ts files first if absent.
+    Raises :class:`MissingDataError` when neither is there.
     """
-    folder = Path(root) / "eigenworms"
+    folder = Path(root).joinpath(*EIGENWORMS_DIR)
     pkls = [folder / f"eigenworms_{s}.pkl" for s in ("train", "val", "test")]
     ts_files = [folder / "EigenWorms_TRAIN.ts", folder / "EigenWorms_TEST.ts"]
     if all(p.exists() for p in pkls):
@@ -146,18 +158,12 @@ def load_eigenworms(root: str | Path, *, download: bool = False) -> dict[str, tu
             out[s] = (torch.as_tensor(np.asarray(x), dtype=torch.float32),
                       torch.as_tensor(np.asarray(y), dtype=torch.int64))  # fmt: skip
         return out
-    if all(p.exists() for p in ts_files):
-        (x1, l1), (x2, l2) = read_ts(ts_files[0]), read_ts(ts_files[1])
-        x, labels = np.concatenate([x1, x2]), np.concatenate([l1, l2])
-    elif download:
-        try:
-            from aeon.datasets import load_classification  # optional, not a dependency
-        except ImportError:
-            raise MissingDataError("EigenWorms", pkls + ts_files, EIGENWORMS_HOW) from None
-        X, labels = load_classification("EigenWorms", extract_path=str(folder))
-        x = np.asarray(X, dtype=np.float32).transpose(0, 2, 1)
-    else:
+    if download and not all(p.exists() for p in ts_files):
+        fetch_eigenworms(root)
+    if not all(p.exists() for p in ts_files):
         raise MissingDataError("EigenWorms", pkls + ts_files, EIGENWORMS_HOW)
+    (x1, l1), (x2, l2) = read_ts(ts_files[0]), read_ts(ts_files[1])
+    x, labels = np.concatenate([x1, x2]), np.concatenate([l1, l2])
     classes = sorted(set(labels.tolist()))
     y = np.asarray([classes.index(v) for v in labels], dtype=np.int64)
     return {k: (torch.from_numpy(a), torch.from_numpy(b)) for k, (a, b) in _split(x, y).items()}
