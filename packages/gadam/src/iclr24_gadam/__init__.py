@@ -1,6 +1,14 @@
 """GADAM: graph anomaly detection with adaptive message passing (Chen et al., ICLR 2024),
 on torch-geometric with the PyGOD detector API."""
 
+import warnings
+
+with warnings.catch_warnings():
+    # torch_geometric calls the deprecated torch.jit.script while it is imported: a torch
+    # FutureWarning about PyG's own code that no user of this package can act on.
+    warnings.filterwarnings("ignore", r"`torch\.jit\.script` is deprecated", FutureWarning)
+    import torch_geometric  # noqa: F401
+
 from .baselines import ColaDetector, DominantAE, degree_score, feature_inconsistency_score
 from .data import (
     CitationGraphSpec,
@@ -9,6 +17,7 @@ from .data import (
     load_dataset,
     load_mat,
     load_pygod,
+    normalize_features,
 )
 from .gadam import GADAM, GADAMConfig, derangement, neighbour_mean, pre_attention
 from .metrics import detection_metrics, recall_at_k
@@ -30,6 +39,7 @@ __all__ = [
     "load_mat",
     "load_pygod",
     "neighbour_mean",
+    "normalize_features",
     "pre_attention",
     "recall_at_k",
 ]

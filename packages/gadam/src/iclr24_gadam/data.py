@@ -17,7 +17,7 @@ NORMAL, CONTEXTUAL, STRUCTURAL = 0, 1, 2
 ANOMALY_TYPES = {CONTEXTUAL: "contextual", STRUCTURAL: "structural"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class CitationGraphSpec:
     """A stochastic-block-model graph with bag-of-words features, shaped like Cora."""
 
@@ -37,6 +37,20 @@ class CitationGraphSpec:
     """Share of a node's words drawn from its class topic (the rest: background)."""
     degree_exponent: float = 2.5
     """Power-law exponent of the expected-degree weights (citation graphs are heavy-tailed)."""
+
+
+def normalize_features(data: Data) -> Data:
+    """Divide each node's features by their sum (bag-of-words rows sum to 1), as DGL's
+    citation loaders and the official CoLA ``preprocess_features`` do; all-zero rows stay
+    zero. Graphs with negative features (ogbn-arxiv's word embeddings) are returned as they
+    are: a row sum is no scale there. Returns a copy."""
+    out = data.clone()
+    x = data.x.float()
+    if (x >= 0).all():
+        s = x.sum(1, keepdim=True)
+        x = x / torch.where(s > 0, s, torch.ones_like(s))
+    out.x = x
+    return out
 
 
 def citation_graph(spec: CitationGraphSpec, seed: int) -> Data:
@@ -148,14 +162,52 @@ PLANETOID = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 MAT = {"acm": "ACM", "blogcatalog": "BlogCatalog"}
 PYGOD = {"books": "books", "reddit": "reddit"}
 OGB = {"ogbn-arxiv": "ogbn_arxiv"}
+DATASETS = (*PLANETOID, *MAT, *PYGOD, *OGB)
+DOWNLOADABLE = (*PLANETOID, *OGB)
+OGB_URL = (
+    "http://snap.stanford.edu/ogb/data/nodeproppred/arxiv.zip"  # ogb's meta_info for ogbn-arxiv
+)
 HOW_TO_GET = {
-    "planetoid": "put the Planetoid raw files under <root>/<Name>/raw (torch_geometric.datasets.Planetoid layout), "
-    "or pass --download to let PyG fetch them",
-    "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' raw_dataset folder",
-    "pygod": "get <name>.pt from the PyGOD data repository (pygod.utils.load_data cache)",
-    "ogb": "put OGB's raw files (node-feat.csv.gz, edge.csv.gz) under <root>/ogbn_arxiv/raw "
-    "(the layout `ogb.nodeproppred` downloads)",
+    "planetoid": "put the Planetoid raw files under <root>/<Name>/raw (torch_geometric.datasets.Planetoid "
+    "layout), or pass --download to let PyG fetch them",
+    "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' "
+    "raw_dataset folder",
+    "pygod": "get <name>.pt from the PyGOD benchmark data (pygod.utils.load_data cache)",
+    "ogb": "put OGB's raw files (node-feat.csv.gz, edge.csv.gz) under <root>/ogbn_arxiv/raw (the layout "
+    "`ogb.nodeproppred` downloads), or pass --download",
 }
+
+
+def dataset_files(name: str, root: str | Path) -> tuple[list[Path], str]:
+    """The files a paper dataset is read from under ``root``, and how to get them."""
+    key, root = name.lower(), Path(root)
+    if key in PLANETOID:
+        pyg = PLANETOID[key]
+        return [root / pyg / "raw" / f"ind.{pyg.lower()}.graph"], HOW_TO_GET["planetoid"]
+    if key in MAT:
+        return [root / f"{MAT[key]}.mat"], HOW_TO_GET["mat"]
+    if key in PYGOD:
+        return [root / f"{PYGOD[key]}.pt"], HOW_TO_GET["pygod"]
+    if key in OGB:
+        raw = root / OGB[key] / "raw"
+        return [raw / "node-feat.csv.gz", raw / "edge.csv.gz"], HOW_TO_GET["ogb"]
+    raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")
+
+
+def check_datasets(names, root: str | Path, download: bool = False) -> None:
+    """Fail at once, before anything trains, naming every missing file of every dataset
+    (datasets that ``download`` would fetch count as present)."""
+    missing, how = [], []
+    for name in names:
+        if download and name.lower() in DOWNLOADABLE:
+            continue
+        files, hint = dataset_files(name, root)
+        gone = [f for f in files if not f.exists()]
+        if gone:
+            missing += gone
+            how += [f"{name}: {hint}"]
+    if missing:
+        raise MissingDataError(", ".join(names), missing, "; ".join(how))
 
 
 def load_mat(path: str | Path) -> Data:
@@ -197,41 +249,57 @@ def load_planetoid(root: str | Path, name: str, download: bool = False) -> Data:
     """Cora / CiteSeer / PubMed through torch_geometric's Planetoid loader (labels = classes)."""
     from torch_geometric.datasets import Planetoid
 
-    pyg_name = PLANETOID[name.lower()]
-    raw = Path(root) / pyg_name / "raw"
-    expected = raw / f"ind.{pyg_name.lower()}.graph"
-    if not download and not expected.exists():
-        raise MissingDataError(pyg_name, [expected], HOW_TO_GET["planetoid"])
-    return Planetoid(str(root), pyg_name)[0]
+    files, hint = dataset_files(name, root)
+    if not download and not files[0].exists():
+        raise MissingDataError(PLANETOID[name.lower()], files, hint)
+    return Planetoid(str(root), PLANETOID[name.lower()])[0]
 
 
-def load_ogb_raw(root: str | Path, name: str = "ogbn-arxiv") -> Data:
+def download_ogb_raw(root: str | Path, name: str = "ogbn-arxiv") -> None:
+    """Fetch OGB's zip with torch_geometric's downloader into ``<root>/ogbn_arxiv`` (the
+    layout the `ogb` package makes)."""
+    import shutil
+
+    from torch_geometric.data import download_url, extract_zip
+
+    root = Path(root)
+    path = download_url(OGB_URL, str(root))
+    extract_zip(path, str(root))
+    Path(path).unlink()
+    shutil.rmtree(root / OGB[name], ignore_errors=True)
+    shutil.move(str(root / "arxiv"), str(root / OGB[name]))
+
+
+def load_ogb_raw(root: str | Path, name: str = "ogbn-arxiv", download: bool = False) -> Data:
     """An OGB node-property graph from its raw CSVs (node-feat.csv.gz, edge.csv.gz), made
     undirected and simple; no `ogb` package needed."""
-    raw = Path(root) / OGB[name] / "raw"
-    feat, edge = raw / "node-feat.csv.gz", raw / "edge.csv.gz"
-    missing = [p for p in (feat, edge) if not p.exists()]
+    files, hint = dataset_files(name, root)
+    if download and not all(f.exists() for f in files):
+        download_ogb_raw(root, name)
+    missing = [p for p in files if not p.exists()]
     if missing:
-        raise MissingDataError(name, missing, HOW_TO_GET["ogb"])
-    x = np.loadtxt(feat, delimiter=",", dtype=np.float32, ndmin=2)
-    ei = np.loadtxt(edge, delimiter=",", dtype=np.int64, ndmin=2).T
+        raise MissingDataError(name, missing, hint)
+    x = np.loadtxt(files[0], delimiter=",", dtype=np.float32, ndmin=2)
+    ei = np.loadtxt(files[1], delimiter=",", dtype=np.int64, ndmin=2).T
     return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(_undirected_simple(ei, len(x))))
 
 
 def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0) -> Data:
-    """A paper dataset with labels: Planetoid graphs get injected anomalies (GADAM's protocol,
-    clique size 15, 50 candidates), the .mat graphs and PyGOD graphs carry their own."""
+    """A paper dataset with labels and features normalised as the generated graphs'
+    (:func:`normalize_features`): Planetoid graphs and ogbn-arxiv get injected anomalies
+    (GADAM's protocol, clique size 15, 50 candidates, after normalisation as for the
+    generated graphs), the .mat graphs and PyGOD graphs carry their own labels."""
     key = name.lower()
     root = Path(root)
     if key in PLANETOID:
-        data = load_planetoid(root, key, download)
+        data = normalize_features(load_planetoid(root, key, download))
         cliques = {"cora": 5, "citeseer": 5, "pubmed": 20}[key]  # 150 / 150 / 600 anomalies
         return inject_anomalies(data, clique_size=15, num_cliques=cliques, seed=seed)
     if key in MAT:
-        return load_mat(root / f"{MAT[key]}.mat")
+        return normalize_features(load_mat(root / f"{MAT[key]}.mat"))
     if key in PYGOD:
-        return load_pygod(root / f"{PYGOD[key]}.pt")
-    if key in OGB:  # injected like the Planetoid graphs: 200 cliques of 15 + 3000 contextual
-        return inject_anomalies(load_ogb_raw(root, key), clique_size=15, num_cliques=200, seed=seed)
-    known = sorted({**PLANETOID, **MAT, **PYGOD, **OGB})
-    raise ValueError(f"unknown dataset {name!r}: choose from {known}")
+        return normalize_features(load_pygod(root / f"{PYGOD[key]}.pt"))
+    if key in OGB:  # 200 cliques of 15 + 3000 contextual (our choice: not in the official code)
+        data = normalize_features(load_ogb_raw(root, key, download))
+        return inject_anomalies(data, clique_size=15, num_cliques=200, seed=seed)
+    raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 
-@dataclass
+@dataclass(frozen=True)
 class GADAMConfig:
     """Hyper-parameters; defaults are the official `run.py` / `model.py` values."""
 
