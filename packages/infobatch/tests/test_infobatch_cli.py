@@ -1,100 +1,104 @@
-"""The CLI: bad input exits 2 with one line; the smoke reproduction writes complete results;
-the README's library example runs."""
+"""Package-specific command-line behaviour (the common contract is tested in shared/tests):
+the preset's own validation, an interrupted run resumed to the same numbers (tuning, seeds
+and the r x delta sweep are units), and the paper preset's whole path on tiny CIFAR files."""
 
 import json
-import re
-from pathlib import Path
+import pickle
 
+import numpy as np
 import pytest
-from iclr24_infobatch.cli import main
+from iclr24_infobatch.experiment import main
 
-README = Path(__file__).parents[1] / "README.md"
+from iclr24_common import is_timing_metric
+
+TINY = ["--set", "n_train=400", "--set", "n_test=200", "--epochs", "3", "--set", "lr_grid=0.05,0.1",
+        "--set", "sweep_ratios=0.5", "--set", "sweep_deltas=0.5,1.0"]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    "argv",
+    "argv,msg",
     [
-        ["reproduce", "--preset", "nope"],
-        ["reproduce", "--preset", "smoke", "--epochs", "0"],
-        ["reproduce", "--preset", "smoke", "--methods", "infobatch_r0.5"],
-        ["reproduce", "--preset", "smoke", "--methods", "full", "random_r0.7"],
-        ["reproduce", "--preset", "smoke", "--datasets", "cifar10"],
-        ["reproduce", "--preset", "smoke", "--seeds", "-1"],
-        ["reproduce", "--preset", "smoke", "--device", "tpu9"],
+        (["--epochs", "0"], "epochs must be >= 1"),
+        (["--methods", "infobatch_r0.5"], "must include full"),
+        (["--methods", "full", "random_r0.7"], "takes its budget from infobatch_r0.7"),
+        (["--set", "datasets=svhn"], "datasets must be"),
+        (["--set", "lr_grid=0.1,-1"], "lr_grid must be positive"),
+        (["--set", "sweep_ratios=1.0"], "sweep_ratios"),
+        (["--set", "delta=1.5"], "delta"),
     ],
 )
-def test_bad_input_exits_2(argv, tmp_path, capsys):
-    code = None
+def test_bad_preset_values_exit_2(argv, msg, tmp_path, capsys):
     try:
-        code = main([*argv, "--out", str(tmp_path)])
-    except SystemExit as e:  # argparse errors
+        code = main(["reproduce", "--preset", "smoke", *argv, "--out", str(tmp_path / "run")])
+    except SystemExit as e:  # argparse
         code = e.code
     assert code == 2
-    # (the shared console log handler may keep an older test's closed stream: look only at
-    # the lines this command printed itself)
-    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("iclr24-infobatch")]
-    assert len(lines) == 1 and "error:" in lines[0]
-
-
-def test_paper_preset_without_data_stops_at_once(tmp_path, capsys):
-    code = main(["reproduce", "--preset", "paper", "--out", str(tmp_path / "o"),
-                 "--data-dir", str(tmp_path / "empty"), "--datasets", "cifar10"])  # fmt: skip
-    assert code == 2
-    err = capsys.readouterr().err
-    assert "missing data" in err and "cifar-10-batches-py" in err
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("iclr24-infobatch")]
+    assert len(err) == 1 and msg in err[0]
 
 
 @pytest.mark.slow
-def test_smoke_reproduction(tmp_path):
-    out = tmp_path / "smoke"
-    assert main(["reproduce", "--preset", "smoke", "--out", str(out)]) == 0
-    res = json.loads((out / "results.json").read_text())
-    for key in ("package", "version", "paper", "preset", "seeds", "device", "wall_seconds",
-                "environment", "metrics", "claims"):  # fmt: skip
-        assert key in res
-    ids = {c["id"] for c in res["claims"]}
-    assert ids == {f"{c}/digits" for c in
-                   ("lossless", "saves-cost", "wall-clock", "annealing", "ablation-r0.7")}  # fmt: skip
-    for c in res["claims"]:
-        assert isinstance(c["holds"], bool) and c["measured"] and c["criterion"]
-    m = res["metrics"]
-    assert m["digits/full/saved_fraction"]["mean"] == 0.0
-    assert 0.1 < m["digits/infobatch_r0.5/saved_fraction"]["mean"] < 0.5
-    assert m["digits/full/test_acc"]["mean"] > 80.0
-    assert (out / "results.md").exists() and (out / "epoch_sizes.png").exists()
-    assert (out / "log.txt").exists() and (out / "runs.json").exists()
-    # --resume reuses the finished runs: the same numbers, no retraining
-    assert main(["reproduce", "--preset", "smoke", "--out", str(out), "--resume"]) == 0
-    res2 = json.loads((out / "results.json").read_text())
-    assert res2["metrics"] == res["metrics"]
+def test_interrupted_run_resumes_to_the_same_numbers(tmp_path, monkeypatch):
+    straight, cut = tmp_path / "straight", tmp_path / "cut"
+    argv = ["reproduce", "--preset", "smoke", "--device", "cpu", *TINY]
+    assert main([*argv, "--out", str(straight)]) == 0
+    monkeypatch.setenv("ICLR24_INTERRUPT_AFTER_UNITS", "4")  # inside the tuning grid
+    assert main([*argv, "--out", str(cut)]) == 130
+    assert len(list((cut / "units").glob("*.pkl"))) == 4
+    monkeypatch.delenv("ICLR24_INTERRUPT_AFTER_UNITS")
+    assert main([*argv, "--out", str(cut), "--resume"]) == 0
+    a, b = (json.loads((d / "results.json").read_text()) for d in (straight, cut))
+    assert b["units"]["reused"] == 4 and b["units"]["computed"] == a["units"]["computed"] - 4
+    for name, m in a["metrics"].items():
+        if not is_timing_metric(name):
+            assert b["metrics"][name]["per_seed"] == m["per_seed"], name
+    # the sweep and its figure, the tuning table and every method's chosen lr are there
+    assert {"mixture/sweep-r0.5-d0.5/saved_fraction", "mixture/sweep-r0.5-d1/saved_fraction",
+            "mixture/random_r0.7/max_lr"} <= set(a["metrics"])  # fmt: skip
+    assert set(a["tuning"]["mixture"]["full"]) == {"0.05", "0.1"}
+    assert (straight / "saved_fraction_mixture.png").exists()
+    assert (straight / "epoch_sizes.png").exists()
+    # a larger delta anneals less, so it saves more
+    m = a["metrics"]
+    assert (
+        m["mixture/sweep-r0.5-d1/saved_fraction"]["mean"]
+        > m["mixture/sweep-r0.5-d0.5/saved_fraction"]["mean"]
+    )
+    ids = {c["id"] for c in a["claims"]}
+    assert {"lossless/mixture", "saves-cost/mixture", "beats-random/mixture"} <= ids
+    assert {c["id"] for c in a["checks"]} >= {"counters/mixture", "annealing/mixture",
+                                               "equal-budget/mixture"}  # fmt: skip
 
 
-def test_readme_library_example():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert blocks, "README has no python example"
-    exec(compile(blocks[0], str(README), "exec"), {})
+def _fake_cifar(folder, n=2):
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
+        d = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+             b"labels": list(rng.integers(0, 10, n))}  # fmt: skip
+        (folder / name).write_bytes(pickle.dumps(d))
 
 
 @pytest.mark.slow
 def test_paper_preset_code_path_on_tiny_cifar_files(tmp_path):
-    """The paper preset's path (CIFAR loader, augmentation, ResNet-18, OneCycle) end to end
-    on 12 fake images, 2 epochs."""
-    import pickle
-
-    import numpy as np
-
-    base = tmp_path / "data" / "cifar-10-batches-py"
-    base.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        d = {b"data": rng.integers(0, 256, (2, 3072), dtype=np.uint8),
-             b"labels": list(rng.integers(0, 10, 2))}  # fmt: skip
-        (base / name).write_bytes(pickle.dumps(d))
+    """The paper preset's path (CIFAR from <data-dir>/infobatch/, augmentation, ResNet-18,
+    OneCycle at the official lr, no tuning) end to end on 12 fake images, 2 epochs."""
+    _fake_cifar(tmp_path / "data" / "infobatch" / "cifar-10-batches-py")
     out = tmp_path / "paper"
     argv = ["reproduce", "--preset", "paper", "--datasets", "cifar10", "--epochs", "2",
             "--methods", "full", "infobatch_r0.5", "--data-dir", str(tmp_path / "data"),
             "--out", str(out), "--device", "cpu"]  # fmt: skip
     assert main(argv) == 0
     res = json.loads((out / "results.json").read_text())
-    assert {c["id"] for c in res["claims"]} >= {"lossless/cifar10", "annealing/cifar10"}
-    assert res["tasks"][0]["model"] == "resnet18" and res["tasks"][0]["train"]["augment"]
+    assert {c["id"] for c in res["claims"]} >= {"lossless/cifar10", "saves-cost/cifar10"}
+    assert res["tasks"]["cifar10"]["model"] == "resnet18"
+    assert res["tasks"]["cifar10"]["train"]["augment"] and res["tuning"]["cifar10"] == {}
+    assert res["metrics"]["cifar10/full/max_lr"]["mean"] == 0.05  # official cifar10 example
+
+
+def test_paper_preset_names_both_cifar_places(tmp_path, capsys):
+    code = main(["reproduce", "--preset", "paper", "--data-dir", str(tmp_path),
+                 "--out", str(tmp_path / "run"), "--device", "cpu"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and str(tmp_path / "infobatch" / "cifar-10-batches-py") in err
+    assert not (tmp_path / "run" / "results.json").exists()

@@ -1,4 +1,5 @@
-"""Loaders on small files the test writes, the default data, and the batched augmentation."""
+"""Loaders on small files the test writes (CIFAR under ``<data-dir>/infobatch/`` or a
+torchvision root), the generated task and its Bayes ceiling, and the batched augmentation."""
 
 import pickle
 
@@ -8,10 +9,11 @@ import torch
 import torch.nn.functional as F
 from iclr24_infobatch.data import (
     CIFAR_STATS,
+    Mixture,
     augment_crop_flip,
     load_cifar,
     load_digits_split,
-    make_classification_split,
+    make_mixture_split,
 )
 
 from iclr24_common import MissingDataError
@@ -23,9 +25,9 @@ def _write(path, data, labels, key):
         pickle.dump({b"data": data, key: labels, b"batch_label": b"x"}, f)
 
 
-def test_cifar10_loader_reads_the_python_pickles(tmp_path):
+def test_cifar10_loader_reads_the_python_pickles_under_the_package_folder(tmp_path):
     rng = np.random.default_rng(0)
-    base = tmp_path / "cifar-10-batches-py"
+    base = tmp_path / "infobatch" / "cifar-10-batches-py"  # <data-dir>/<slug>/
     raw, labels = [], []
     for i in range(1, 6):
         d = rng.integers(0, 256, (4, 3072), dtype=np.uint8)
@@ -43,8 +45,8 @@ def test_cifar10_loader_reads_the_python_pickles(tmp_path):
     assert np.allclose(s.x_train[0, :, 5, 7].numpy(), expect, atol=1e-5)
 
 
-def test_cifar100_loader_uses_fine_labels(tmp_path):
-    base = tmp_path / "cifar-100-python"
+def test_cifar100_loader_uses_fine_labels_and_accepts_a_torchvision_root(tmp_path):
+    base = tmp_path / "cifar-100-python"  # --data-dir is itself a torchvision root
     d = np.zeros((5, 3072), dtype=np.uint8)
     _write(base / "train", d, [0, 99, 5, 7, 42], b"fine_labels")
     _write(base / "test", d[:2], [3, 4], b"fine_labels")
@@ -56,7 +58,8 @@ def test_missing_cifar_says_what_and_where(tmp_path):
     with pytest.raises(MissingDataError) as e:
         load_cifar(tmp_path, "cifar10")
     msg = str(e.value)
-    assert "cifar-10-batches-py" in msg and "--download" in msg
+    assert str(tmp_path / "infobatch" / "cifar-10-batches-py") in msg  # both places it looked
+    assert str(tmp_path / "cifar-10-batches-py") in msg and "--download" in msg
     with pytest.raises(ValueError):
         load_cifar(tmp_path, "svhn")
 
@@ -65,9 +68,23 @@ def test_default_data():
     d = load_digits_split()
     assert d.x_train.shape == (1347, 64) and d.x_test.shape == (450, 64) and d.num_classes == 10
     assert abs(float(d.x_train.mean())) < 1e-4  # standardised on the training split
-    c = make_classification_split()
-    assert c.x_train.shape == (4000, 20) and c.num_classes == 4
-    assert torch.equal(c.y_train, make_classification_split().y_train)  # fixed data
+    c = make_mixture_split(2000, 500)
+    assert c.x_train.shape == (2000, 40) and c.x_test.shape == (500, 40) and c.num_classes == 10
+    assert torch.equal(c.y_train, make_mixture_split(2000, 500).y_train)  # a fixed task
+    assert abs(float(c.x_train.mean())) < 1e-4
+    v = c.validation(0.25, seed=1)  # tuning split: drawn from the training set only
+    assert len(v.y_train) == 1500 and len(v.y_test) == 500
+    rows = {tuple(r.tolist()) for r in c.x_train}
+    assert all(tuple(r.tolist()) in rows for r in v.x_test)
+
+
+def test_the_claim_task_is_far_from_saturated():
+    """No classifier can exceed the Bayes rule: on the default task it is far below 100%, so a
+    lossless claim there is not decided by a ceiling (digits, by contrast, is ~98%)."""
+    bayes = Mixture().bayes_accuracy(25_000)
+    assert 70.0 < bayes < 90.0
+    easy = Mixture(separation=4.0, label_noise=0.0).bayes_accuracy(5000)
+    assert easy > 97.0  # the same computation does recognise an easy task
 
 
 def test_augmentation_is_a_crop_of_the_padded_image_or_its_mirror():

@@ -164,3 +164,20 @@ def test_baselines():
         InfoBatch(n, 2, prune_ratio=1.0)
     with pytest.raises(ValueError):
         fd.update(torch.rand(2, 2))
+
+
+def test_saved_fraction_is_r_times_the_below_mean_share_times_pruned_epochs():
+    """The accounting behind the saved fraction: each pruned epoch drops r of the samples
+    below the mean score (floored), so saved ~ r x low_fraction x pruned epochs / E."""
+    n, epochs, r = 1000, 8, 0.5
+    ib = InfoBatch(n, epochs, prune_ratio=r, delta=0.75, seed=0)
+    losses = torch.linspace(0, 1, n) ** 4  # skewed: ~2/3 of the samples below the mean
+    for _ in range(epochs):
+        order = ib.next_epoch()
+        ib.update(losses[order], order)
+    pruned_epochs = sum(c > 0 for c in ib.low_counts)
+    assert pruned_epochs == 5  # epochs 1-5: epoch 0 sees equal scores, 6-7 anneal
+    low = ib.low_fraction()
+    assert 0.6 < low < 0.75
+    assert ib.saved_fraction() == pytest.approx(r * low * pruned_epochs / epochs, abs=2 / n)
+    assert ib.saved_fraction() < r * 0.75  # below the ceiling r x delta

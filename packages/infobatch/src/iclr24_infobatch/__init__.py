@@ -1,15 +1,8 @@
 """iclr24-infobatch: InfoBatch, lossless training speed-up by unbiased dynamic data pruning
 (Qin et al., ICLR 2024, arXiv 2303.04947)."""
 
-from .infobatch import (
-    DistributedInfoBatch,
-    DynamicPruner,
-    FullData,
-    HardPruning,
-    InfoBatch,
-    PrunedSampler,
-    RandomPruning,
-)
+from .baselines import FullData, HardPruning, RandomPruning
+from .infobatch import DistributedInfoBatch, DynamicPruner, InfoBatch, PrunedSampler
 from .schedule import EpochProgressScheduler, cosine_lambda
 
 __version__ = "0.1.0"

@@ -1,113 +1,179 @@
-"""The reproduction: full data vs InfoBatch (r=0.5, r=0.7) vs random and hard dynamic pruning
-at r=0.7's budget, several seeds; the claims are computed from the measured numbers.
+"""The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
+``app`` at the bottom (``iclr24-infobatch reproduce --help``).
 
-Presets: ``smoke`` (digits, 12 epochs, 1 seed), ``default`` (digits + a generated 4-class
-task, 5 seeds, scikit-learn data, CPU), ``paper`` (CIFAR-10 ResNet-18 SGD and CIFAR-100
-ResNet-50 LARS, 200 epochs, from a local CIFAR root).
+Per dataset of the preset: every method's learning rate is chosen on a validation split of
+the training set (the same grid and rule for the method and its baselines); then, per seed,
+full-data training, InfoBatch at r = 0.3 / 0.5 / 0.7 and the two dynamic baselines at
+InfoBatch r = 0.7's budget (random pruning with its per-epoch kept counts, hard pruning with
+its total budget) train on the whole training set and are scored on the test set; on the
+first dataset, one seed of InfoBatch over a grid of r and delta measures the saved fraction.
+Every finished training run is a unit (``ctx.cached``), so ``--resume`` continues a run.
+
+Presets: ``smoke`` (a small generated task, 1 seed), ``default`` (the generated task that
+full-data training leaves far from 100%, the claims, and the saturated digits as a check;
+5 seeds, CPU), ``paper`` (CIFAR-10 ResNet-18 SGD and CIFAR-100 ResNet-50 LARS, 200 epochs,
+the official settings, from ``<data-dir>/infobatch/``).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from iclr24_common import (
-    Claim,
+    ExperimentApp,
     Metrics,
+    Paper,
     Report,
     RunContext,
-    UsageError,
     init_distributed,
+    preset_option,
     seed_everything,
 )
-from iclr24_common.io import atomic_write_json
 
-from .data import Split, load_cifar, load_digits_split, make_classification_split
-from .infobatch import DynamicPruner, FullData, HardPruning, InfoBatch, RandomPruning
+from .baselines import FullData, HardPruning, RandomPruning
+from .claims import PAPER_TABLE1, make_checks, make_claims
+from .data import Split, load_cifar, load_digits_split, locate_cifar, make_mixture_split
+from .figures import plot_epoch_sizes, plot_sweep
+from .infobatch import DynamicPruner, InfoBatch
 from .models import mlp, resnet18, resnet50
 from .train import TrainConfig, train_run
 
-PAPER = {
-    "title": "InfoBatch: Lossless Training Speed Up by Unbiased Dynamic Data Pruning",
-    "arxiv": "2303.04947",
-    "venue": "ICLR 2024 (oral)",
-    "code": "https://github.com/NUS-HPC-AI-Lab/InfoBatch",
-}
-METHODS = ["full", "infobatch_r0.5", "infobatch_r0.7", "random_r0.7", "hard_r0.7"]
-DELTA = 0.875  # paper Sec. 4 setup / official --delta
+PAPER = Paper(
+    title="InfoBatch: Lossless Training Speed Up by Unbiased Dynamic Data Pruning",
+    authors="Qin, Wang, Zheng, Gu, Peng, Xu, Zhou, Shang, Sun, Xie & You",
+    venue="ICLR 2024 (oral)",
+    arxiv="2303.04947",
+    code="https://github.com/NUS-HPC-AI-Lab/InfoBatch",
+)
+DOWNLOAD = "CIFAR-10/100 through torchvision's CIFAR loaders into <data-dir>/infobatch/"
+
+# The paper's prune ratios (Table 1: 30 / 50 / 70%); the baselines take r = 0.7's budget.
+METHODS = ("full", "infobatch_r0.3", "infobatch_r0.5", "infobatch_r0.7", "random_r0.7",
+           "hard_r0.7")  # fmt: skip
+CIFAR = ("cifar10", "cifar100")
+DATASETS = ("mixture", "digits", *CIFAR)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Task:
-    """One dataset + model + optimisation setting of a preset."""
+    """The network and the optimisation settings of one dataset."""
 
-    dataset: str
-    """digits, classification, cifar10 or cifar100."""
     model: str
     """mlp, resnet18 or resnet50."""
     train: TrainConfig
-    """Optimisation settings."""
+    """Optimisation settings (``epochs`` and, when tuned, ``max_lr`` come from the preset)."""
 
 
-@dataclass
-class Preset:
-    """What a preset runs."""
-
-    tasks: list[Task]
-    """The datasets and their settings."""
-    seeds: tuple[int, ...]
-    """Default seeds."""
-    methods: list[str] = field(default_factory=lambda: list(METHODS))
-    """Methods to run (full must come first; random/hard need infobatch_r0.7)."""
-    threads: int | None = 1
-    """torch CPU threads (1 keeps the small-model timings steady on a shared machine)."""
-
-
-_MLP = TrainConfig(epochs=60, batch_size=64, max_lr=0.05)
-PRESETS = {
-    "smoke": Preset([Task("digits", "mlp", replace(_MLP, epochs=12))], (0,)),
-    "default": Preset(
-        [Task("digits", "mlp", _MLP), Task("classification", "mlp", replace(_MLP, batch_size=128))],
-        (0, 1, 2, 3, 4),
-    ),
-    # Official cifar10_example.py: ResNet-18, SGD, OneCycle max-lr 0.05, batch 128, 200 epochs;
-    # README CIFAR-100 command: ResNet-50, LARS, --max-lr 5.2 (batch 256, the example's default).
-    "paper": Preset(
-        [
-            Task("cifar10", "resnet18", TrainConfig(augment=True, eval_batch=500)),
-            Task(
-                "cifar100",
-                "resnet50",
-                TrainConfig(
-                    batch_size=256, optimizer="lars", max_lr=5.2, augment=True, eval_batch=500
-                ),
-            ),  # fmt: skip
-        ],
-        (0,),
-        threads=None,
-    ),
+# Official cifar10_example.py: ResNet-18, SGD, OneCycle max-lr 0.05, batch 128, label
+# smoothing 0.1, weight decay 5e-4; README CIFAR-100 command: ResNet-50, LARS, --max-lr 5.2
+# (batch 256). The small tasks keep those settings with an MLP (batch 64 for the 1347 digits).
+TASKS = {
+    "mixture": Task("mlp", TrainConfig()),
+    "digits": Task("mlp", TrainConfig(batch_size=64)),
+    "cifar10": Task("resnet18", TrainConfig(augment=True, eval_batch=500)),
+    "cifar100": Task(
+        "resnet50",
+        TrainConfig(batch_size=256, optimizer="lars", max_lr=5.2, augment=True, eval_batch=500),
+    ),  # fmt: skip
 }
 
 
+def parse_method(name: str) -> tuple[str, float]:
+    """``"infobatch_r0.5"`` -> ``("infobatch", 0.5)``; ``"full"`` -> ``("full", 0.0)``."""
+    kind, _, ratio = name.partition("_r")
+    return kind, float(ratio or 0.0)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset's scale; each default cites where it comes from."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    """Random seeds (model initialisation, prune draws, data order, augmentation)."""
+    datasets: tuple[str, ...] = ("mixture", "digits")
+    """mixture (generated, far from 100%), digits (bundled, saturated), cifar10, cifar100;
+    the first one also gets the r x delta sweep."""
+    epochs: int = 15
+    """Training epochs (official --num_epoch 200 on CIFAR; 15 keep the generated task
+    compute-limited on 2 CPU cores)."""
+    methods: tuple[str, ...] = METHODS
+    """Methods to run (full is the reference; random/hard take infobatch_r0.7's budget)."""
+    delta: float = 0.875
+    """Annealing: the last 1 - delta of the epochs use all data (paper Sec. 4: 0.875)."""
+    n_train: int = 20_000
+    """Training samples of the generated mixture task."""
+    n_test: int = 5_000
+    """Test samples of the generated mixture task."""
+    lr_grid: tuple[float, ...] = (0.02, 0.05, 0.1)
+    """OneCycle peak learning rates tried on validation, for every method alike (empty: the
+    task's own, e.g. the official 0.05 / 5.2 on CIFAR)."""
+    val_fraction: float = 0.2
+    """Share of the training set held out for tuning (the test set is never used for it)."""
+    tune_seed: int = 0
+    """Seed of the tuning runs and of the validation split."""
+    sweep_ratios: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)
+    """Prune ratios r of the saved-fraction sweep (empty: no sweep)."""
+    sweep_deltas: tuple[float, ...] = (0.5, 0.875, 1.0)
+    """Annealing deltas of the saved-fraction sweep."""
+
+    def __post_init__(self):
+        for name in ("seeds", "datasets", "methods", "lr_grid", "sweep_ratios", "sweep_deltas"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        bad = [d for d in self.datasets if d not in DATASETS]
+        if not self.datasets or bad or len(set(self.datasets)) != len(self.datasets):
+            raise ValueError(f"datasets must be distinct names among {', '.join(DATASETS)}")
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown:
+            raise ValueError(f"unknown methods {unknown}; choose from {', '.join(METHODS)}")
+        object.__setattr__(self, "methods", tuple(m for m in METHODS if m in self.methods))
+        if "full" not in self.methods:
+            raise ValueError("methods must include full (the reference of every claim)")
+        for m in self.methods:
+            kind, r = parse_method(m)
+            if kind in ("random", "hard") and f"infobatch_r{r:g}" not in self.methods:
+                raise ValueError(f"{m} takes its budget from infobatch_r{r:g}: add it to methods")
+        if self.epochs < 1:
+            raise ValueError("epochs must be >= 1")
+        if not 0.0 <= self.delta <= 1.0 or any(not 0.0 <= d <= 1.0 for d in self.sweep_deltas):
+            raise ValueError("delta and sweep_deltas must be in [0, 1]")
+        if any(not 0.0 <= r < 1.0 for r in self.sweep_ratios):
+            raise ValueError("sweep_ratios must be in [0, 1)")
+        if self.n_train < 100 or self.n_test < 100:
+            raise ValueError("n_train and n_test must be >= 100")
+        if any(lr <= 0 for lr in self.lr_grid):
+            raise ValueError("lr_grid must be positive")
+        if not 0.0 < self.val_fraction < 1.0:
+            raise ValueError("val_fraction must be in (0, 1)")
+
+
+PRESETS = {
+    "smoke": Preset(seeds=(0,), datasets=("mixture",), epochs=8, n_train=3000, n_test=1000,
+                    methods=("full", "infobatch_r0.5", "infobatch_r0.7", "random_r0.7",
+                             "hard_r0.7"),
+                    lr_grid=(0.05, 0.1), sweep_ratios=(0.5, 0.9), sweep_deltas=(0.875, 1.0)),
+    "default": Preset(),
+    "paper": Preset(seeds=(0,), datasets=CIFAR, epochs=200, lr_grid=(), sweep_ratios=()),
+}  # fmt: skip
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--epochs", type=int, default=None, help="override the preset's epochs")
-    p.add_argument("--methods", nargs="+", default=None, choices=METHODS,
-                   help="methods to run (default: all five)")  # fmt: skip
-    p.add_argument("--datasets", nargs="+", default=None,
-                   help="subset of the preset's datasets (e.g. cifar10)")  # fmt: skip
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch CPU threads (default: 1 for smoke/default, torch's choice for paper)")  # fmt: skip
+    preset_option(p, "--epochs", field="epochs", type=int, help="training epochs")
+    preset_option(p, "--methods", field="methods", nargs="+", choices=METHODS,
+                  help="methods to run (full is required)")  # fmt: skip
+    preset_option(p, "--datasets", field="datasets", nargs="+", choices=DATASETS,
+                  help="datasets to run (cifar10/cifar100 read --data-dir)")  # fmt: skip
 
 
-def load_split(name: str, ctx: RunContext) -> Split:
+# ------------------------------------------------------------------ one training run
+def load_split(name: str, preset: Preset, ctx: RunContext) -> Split:
     if name == "digits":
         return load_digits_split()
-    if name == "classification":
-        return make_classification_split()
+    if name == "mixture":
+        return make_mixture_split(preset.n_train, preset.n_test)
     return load_cifar(ctx.data_dir, name, download=ctx.download)
 
 
@@ -117,210 +183,144 @@ def build_model(name: str, split: Split) -> torch.nn.Module:
     return {"resnet18": resnet18, "resnet50": resnet50}[name](split.num_classes)
 
 
-def make_pruner(
-    method: str, n: int, epochs: int, seed: int, done: dict[str, dict], distributed: bool = False
-) -> DynamicPruner:
+def make_pruner(method: str, n: int, epochs: int, delta: float, seed: int,
+                budget: dict | None, distributed: bool) -> DynamicPruner:  # fmt: skip
+    """The sampler of ``method``; random/hard take ``budget`` (the InfoBatch run whose
+    budget they match)."""
+    kind, r = parse_method(method)
     kw = {"seed": seed, "distributed": distributed}
-    if method == "full":
+    if kind == "full":
         return FullData(n, epochs, **kw)
-    if method.startswith("infobatch_r"):
-        return InfoBatch(n, epochs, prune_ratio=float(method.removeprefix("infobatch_r")),
-                         delta=DELTA, **kw)  # fmt: skip
-    ref = done.get("infobatch_r0.7")
-    if ref is None:
-        raise UsageError(f"{method} takes its budget from infobatch_r0.7: run both")
-    if method == "random_r0.7":  # InfoBatch's per-epoch kept counts: the same per-epoch budget
-        return RandomPruning(n, epochs, ref["kept_per_epoch"], **kw)
+    if kind == "infobatch":
+        return InfoBatch(n, epochs, prune_ratio=r, delta=delta, **kw)
+    if kind == "random":  # InfoBatch's per-epoch kept counts: the same per-epoch budget
+        return RandomPruning(n, epochs, budget["kept_per_epoch"], **kw)
     # hard: InfoBatch's total budget spread evenly over all epochs (no annealing)
-    frac = 1.0 - float(np.mean(ref["kept_per_epoch"])) / n
-    return HardPruning(n, epochs, prune_fraction=frac, **kw)
+    return HardPruning(n, epochs, prune_fraction=1.0 - float(np.mean(budget["kept_per_epoch"])) / n,
+                       **kw)  # fmt: skip
 
 
-def _select(preset: Preset, args: argparse.Namespace) -> tuple[list[Task], list[str]]:
-    tasks = preset.tasks
-    if args.datasets:
-        names = [t.dataset for t in tasks]
-        bad = [d for d in args.datasets if d not in names]
-        if bad:
-            raise UsageError(f"--datasets {bad} not in this preset (have {names})")
-        tasks = [t for t in tasks if t.dataset in args.datasets]
-    if args.epochs is not None:
-        if args.epochs < 1:
-            raise UsageError(f"--epochs must be >= 1, got {args.epochs}")
-        tasks = [replace(t, train=replace(t.train, epochs=args.epochs)) for t in tasks]
-    methods = [m for m in METHODS if m in (args.methods or preset.methods)]
-    if "full" not in methods:
-        raise UsageError("--methods must include full (the reference of every claim)")
-    if any(m in methods for m in ("random_r0.7", "hard_r0.7")) and "infobatch_r0.7" not in methods:
-        raise UsageError("random_r0.7 and hard_r0.7 need infobatch_r0.7 (their budget)")
-    return tasks, methods
+@dataclass
+class Runner:
+    """Trains one method on one split with one seed and learning rate (a unit of work)."""
+
+    task: Task
+    epochs: int
+    device: torch.device
+    rank: int = 0
+    distributed: bool = False
+
+    def __call__(self, split: Split, method: str, seed: int, lr: float, delta: float,
+                 budget: dict | None = None) -> dict:  # fmt: skip
+        seed_everything(seed)
+        gen = torch.Generator().manual_seed(seed * 1000 + self.rank)  # augmentation
+        model = build_model(self.task.model, split)
+        pruner = make_pruner(method, len(split.y_train), self.epochs, delta, seed, budget,
+                             self.distributed)  # fmt: skip
+        cfg = replace(self.task.train, epochs=self.epochs, max_lr=lr)
+        return {**train_run(split, model, pruner, cfg, self.device, gen), "max_lr": lr}
+
+
+# ------------------------------------------------------------------ the measurements
+def tune(ctx: RunContext, name: str, split: Split, runner: Runner) -> tuple[dict, dict]:
+    """Each method's learning rate: the best validation accuracy over ``lr_grid``, trained on
+    the rest of the training set (tuning seed). Returns (chosen lr, validation accuracies)."""
+    preset = ctx.preset
+    if not preset.lr_grid:
+        return {m: runner.task.train.max_lr for m in preset.methods}, {}
+    val = split.validation(preset.val_fraction, preset.tune_seed)
+    scores: dict[str, dict[float, float]] = {m: {} for m in preset.methods}
+    for lr in preset.lr_grid:
+        done: dict[str, dict] = {}
+        for m in preset.methods:
+            budget = done.get(f"infobatch_r{parse_method(m)[1]:g}")
+            done[m] = ctx.cached(f"{name}/tune/{m}/lr{lr:g}", lambda m=m, lr=lr, b=budget:
+                                 runner(val, m, preset.tune_seed, lr, preset.delta, b))  # fmt: skip
+            scores[m][lr] = done[m]["test_acc"]
+    chosen = {m: max(preset.lr_grid, key=lambda lr, m=m: scores[m][lr]) for m in preset.methods}
+    ctx.log.info("%s: learning rates chosen on validation: %s", name,
+                 ", ".join(f"{m} {lr:g}" for m, lr in chosen.items()))  # fmt: skip
+    return chosen, scores
+
+
+def seed_runs(ctx: RunContext, name: str, split: Split, runner: Runner, lrs: dict,
+              seed: int) -> dict[str, dict]:  # fmt: skip
+    """Every method of the preset with one seed, on the whole training set."""
+    done: dict[str, dict] = {}
+    for m in ctx.preset.methods:
+        budget = done.get(f"infobatch_r{parse_method(m)[1]:g}")
+        done[m] = ctx.cached(f"{name}/{m}/seed{seed}", lambda m=m, b=budget:
+                             runner(split, m, seed, lrs[m], ctx.preset.delta, b))  # fmt: skip
+        r = done[m]
+        ctx.log.info("%s/%s/seed%d: acc %.2f%%, saved %.1f%% of passes, %.1f s (lr %g)", name,
+                     m, seed, r["test_acc"], 100 * r["saved_fraction"], r["train_seconds"],
+                     r["max_lr"])  # fmt: skip
+    return done
+
+
+def sweep(ctx: RunContext, name: str, split: Split, runner: Runner, lr: float) -> dict:
+    """InfoBatch over the grid of r x delta, first seed: the saved fraction's dependence."""
+    seed, out = ctx.seeds[0], {}
+    for r in ctx.preset.sweep_ratios:
+        for d in ctx.preset.sweep_deltas:
+            out[r, d] = ctx.cached(f"{name}/sweep/r{r:g}_d{d:g}", lambda r=r, d=d:
+                                   runner(split, f"infobatch_r{r:g}", seed, lr, d))  # fmt: skip
+    ctx.log.info("%s: saved fraction over r x delta: %s", name,
+                 ", ".join(f"r{r:g}/d{d:g} {v['saved_fraction']:.3f}" for (r, d), v in out.items()))  # fmt: skip
+    return out
+
+
+def _add(metrics: Metrics, prefix: str, seed: int, rec: dict) -> None:
+    for key in ("test_acc", "saved_fraction", "predicted_saved_fraction", "low_fraction",
+                "train_seconds", "max_lr"):  # fmt: skip
+        if rec.get(key) is not None:
+            metrics.add(prefix + key, seed, rec[key])
 
 
 def run(ctx: RunContext) -> Report:
-    preset = PRESETS[ctx.preset]
-    tasks, methods = _select(preset, ctx.args)
-    threads = ctx.args.threads if ctx.args.threads is not None else preset.threads
-    if threads:
-        torch.set_num_threads(threads)
+    preset = ctx.preset
+    for name in preset.datasets:  # the paper's data first: a missing set stops the run at once
+        if name in CIFAR:
+            locate_cifar(ctx.data_dir, name, download=ctx.download)
     # Under torchrun: one process per device, DistributedDataParallel, sharded epochs.
     info = init_distributed(ctx.torch_device.type)
     device = ctx.torch_device
     if info.is_distributed and device.type == "cuda":
         device = torch.device("cuda", info.local_rank)
-    store = ctx.path("runs.json")
-    records: dict[str, dict] = {}
-    if ctx.resume and store.exists():
-        import json
-
-        records = json.loads(store.read_text())
-        ctx.log.info("resume: %d finished runs in %s", len(records), store)
-    metrics = Metrics()
-    for task in tasks:
-        split = load_split(task.dataset, ctx)
-        ctx.log.info("%s: %d train / %d test, %d classes, %s, %d epochs", task.dataset,
-                     len(split.y_train), len(split.y_test), split.num_classes, task.model,
-                     task.train.epochs)  # fmt: skip
+    metrics, records, sweeps, tuning = Metrics(), {}, {}, {}
+    for name in preset.datasets:
+        split = load_split(name, preset, ctx)
+        runner = Runner(TASKS[name], preset.epochs, device, info.rank, info.is_distributed)
+        ctx.log.info("%s: %d train / %d test, %d classes, %s, %d epochs", name,
+                     len(split.y_train), len(split.y_test), split.num_classes,
+                     runner.task.model, preset.epochs)  # fmt: skip
+        lrs, tuning[name] = tune(ctx, name, split, runner)
         for seed in ctx.seeds:
-            done: dict[str, dict] = {}
-            for method in methods:
-                key = f"{task.dataset}/{method}/seed{seed}"
-                if key in records:
-                    res = records[key]
-                else:
-                    seed_everything(seed)
-                    gen = torch.Generator().manual_seed(seed * 1000 + info.rank)  # augmentation
-                    model = build_model(task.model, split)
-                    pruner = make_pruner(method, len(split.y_train), task.train.epochs, seed, done,
-                                         distributed=info.is_distributed)  # fmt: skip
-                    res = train_run(split, model, pruner, task.train, device, gen)
-                    records[key] = res
-                    if info.is_main:
-                        atomic_write_json(store, records)
-                done[method] = res
-                ctx.log.info("%s: acc %.2f%%, saved %.1f%% of passes, %.1f s", key,
-                             res["test_acc"], 100 * res["saved_fraction"], res["train_seconds"])  # fmt: skip
-                _add_metrics(metrics, task.dataset, method, seed, res)
+            for m, rec in seed_runs(ctx, name, split, runner, lrs, seed).items():
+                records[name, m, seed] = rec
+                _add(metrics, f"{name}/{m}/", seed, rec)
             ctx.save_partial(metrics)
-    claims = [c for task in tasks for c in make_claims(metrics, records, task, methods, ctx.seeds)]
-    _figure(ctx, records, tasks, methods, ctx.seeds[0])
-    extra = {"tasks": [asdict(t) for t in tasks], "methods": methods, "delta": DELTA,
-             "paper_table1": PAPER_TABLE1}  # fmt: skip
-    return Report(metrics=metrics, claims=claims, extra=extra)
+        if name == preset.datasets[0] and preset.sweep_ratios and preset.sweep_deltas:
+            lr = lrs.get("infobatch_r0.5", runner.task.train.max_lr)
+            sweeps[name] = sweep(ctx, name, split, runner, lr)
+            for (r, d), rec in sweeps[name].items():
+                _add(metrics, f"{name}/sweep-r{r:g}-d{d:g}/", ctx.seeds[0], rec)
+    ctx.save_figure(plot_epoch_sizes(records, preset, ctx.seeds[0]), "epoch_sizes.png")
+    for name, grid in sweeps.items():
+        ctx.save_figure(plot_sweep(grid, name, preset, metrics), f"saved_fraction_{name}.png")
+    extra = {
+        "tasks": {n: {"model": TASKS[n].model, "train": replace(TASKS[n].train, epochs=preset.epochs)}
+                  for n in preset.datasets},
+        "tuning": {n: {m: {f"{lr:g}": acc for lr, acc in s.items()} for m, s in t.items()}
+                   for n, t in tuning.items()},
+        "paper_table1": PAPER_TABLE1,
+    }  # fmt: skip
+    return Report(metrics=metrics, claims=make_claims(metrics, preset),
+                  checks=make_checks(metrics, records, preset), extra=extra)  # fmt: skip
 
 
-def _add_metrics(m: Metrics, ds: str, method: str, seed: int, res: dict) -> None:
-    p = f"{ds}/{method}/"
-    m.add(p + "test_acc", seed, res["test_acc"])
-    m.add(p + "saved_fraction", seed, res["saved_fraction"])
-    m.add(p + "predicted_saved_fraction", seed, res["predicted_saved_fraction"])
-    m.add(p + "train_seconds", seed, res["train_seconds"])
+app = ExperimentApp.from_module(__name__)
+main = app.main
 
-
-# Paper Table 1 (CIFAR-10 ResNet-18 / CIFAR-100 ResNet-50, top-1 %), prune ratios 30/50/70%.
-PAPER_TABLE1 = {
-    "cifar10_resnet18": {
-        "full": 95.6,
-        "infobatch": [95.6, 95.1, 94.7],
-        "random_dynamic": [94.8, 94.5, 93.0],
-    },
-    "cifar100_resnet50": {"full": 79.3, "infobatch": [80.6, 80.1, 79.6]},
-}
-_PAPER_LOSSLESS = ("Table 1: CIFAR-10 ResNet-18 full 95.6, InfoBatch 95.6/95.1/94.7 at 30/50/70%; "
-                   "abstract: ~40% overall cost saved losslessly on CIFAR-10/100")  # fmt: skip
-
-
-def make_claims(m: Metrics, records: dict, task: Task, methods: list[str], seeds) -> list[Claim]:
-    ds, E = task.dataset, task.train.epochs
-    acc = lambda meth: m.mean(f"{ds}/{meth}/test_acc")  # noqa: E731
-    claims: list[Claim] = []
-    if "infobatch_r0.5" in methods:
-        gap = acc("infobatch_r0.5") - acc("full")
-        claims.append(Claim(
-            id=f"lossless/{ds}",
-            statement="InfoBatch (r=0.5) trains to the full-data accuracy while skipping samples",
-            paper=_PAPER_LOSSLESS,
-            measured=f"full {m.fmt(f'{ds}/full/test_acc')}, InfoBatch r=0.5 "
-                     f"{m.fmt(f'{ds}/infobatch_r0.5/test_acc')} (gap {gap:+.2f} points)",
-            criterion=f"mean InfoBatch acc >= mean full acc - 1.0 point ({len(seeds)} seeds)",
-            holds=gap >= -1.0,
-        ))  # fmt: skip
-        saved = m.mean(f"{ds}/infobatch_r0.5/saved_fraction")
-        pred = m.mean(f"{ds}/infobatch_r0.5/predicted_saved_fraction")
-        claims.append(Claim(
-            id=f"saves-cost/{ds}",
-            statement="InfoBatch (r=0.5) saves a large share of the forward/backward sample passes",
-            paper="abstract: ~40% overall cost saved on CIFAR-10/100 (Table 1: 'saved' column)",
-            measured=f"saved {saved:.3f} of the passes (counted in the training loop), "
-                     f"{pred:.3f} predicted from the pruned counts",
-            criterion="saved >= 0.25 and |saved - predicted| <= 0.05",
-            holds=saved >= 0.25 and abs(saved - pred) <= 0.05,
-        ))  # fmt: skip
-        t_full = m.mean(f"{ds}/full/train_seconds")
-        t_ib = m.mean(f"{ds}/infobatch_r0.5/train_seconds")
-        ratio = t_ib / t_full
-        claims.append(Claim(
-            id=f"wall-clock/{ds}",
-            statement="the saved sample passes turn into saved training time",
-            paper="Table 1 / Sec. 4: overall training time saved ~ tracks the pruned samples",
-            measured=f"InfoBatch/full training time {ratio:.3f} ({t_ib:.2f} s / {t_full:.2f} s), "
-                     f"time saved {1 - ratio:.3f} vs passes saved {saved:.3f}",
-            criterion="time saved >= 0.5 x passes saved (same run, same machine)",
-            holds=(1 - ratio) >= 0.5 * saved,
-        ))  # fmt: skip
-    ib_runs = [records[f"{ds}/{meth}/seed{s}"] for meth in methods if meth.startswith("infobatch")
-               for s in seeds]  # fmt: skip
-    if ib_runs:
-        n_full = math.ceil(round((1 - DELTA) * E, 9))
-        last = [ep for r in ib_runs for ep in r["epochs"][E - n_full :]]
-        n_train = max(ep["samples"] for r in ib_runs for ep in r["epochs"])
-        all_seen = all(ep["samples"] == n_train for ep in last)
-        unit = all(ep["weight_min"] == 1.0 and ep["weight_max"] == 1.0 for ep in last)
-        pruned_before = all(min(ep["samples"] for ep in r["epochs"][: E - n_full]) < n_train
-                            for r in ib_runs) if E > n_full else True  # fmt: skip
-        claims.append(Claim(
-            id=f"annealing/{ds}",
-            statement="the last ceil((1-delta)E) epochs train on every sample with weight 1",
-            paper="Sec. 3 (annealing), delta = 0.875",
-            measured=f"last {n_full} of {E} epochs, {len(ib_runs)} InfoBatch runs: every sample seen "
-                     f"{all_seen}, all weights 1 {unit}; earlier epochs pruned {pruned_before}",
-            criterion="all samples seen and all weights == 1 in each of those epochs",
-            holds=all_seen and unit,
-        ))  # fmt: skip
-    if {"infobatch_r0.7", "random_r0.7", "hard_r0.7"} <= set(methods):
-        sv = {
-            k: m.mean(f"{ds}/{k}/saved_fraction")
-            for k in ("infobatch_r0.7", "random_r0.7", "hard_r0.7")
-        }
-        same = max(sv.values()) - min(sv.values()) <= 0.01
-        accs = ", ".join(f"{k.split('_')[0]} {m.fmt(f'{ds}/{k}/test_acc')}" for k in sv)
-        claims.append(Claim(
-            id=f"ablation-r0.7/{ds}",
-            statement="at r=0.7, InfoBatch vs random dynamic and hard pruning at the same budget "
-                      "(reported; the order is not asserted)",
-            paper="Table 1 CIFAR-10 R-18 at 70%: InfoBatch 94.7 vs random dynamic 93.0",
-            measured=f"acc: {accs}, full {m.fmt(f'{ds}/full/test_acc')}; passes saved "
-                     + "/".join(f"{v:.3f}" for v in sv.values()),
-            criterion="the three runs used the same pass budget (saved fractions within 0.01)",
-            holds=same,
-        ))  # fmt: skip
-    return claims
-
-
-def _figure(
-    ctx: RunContext, records: dict, tasks: list[Task], methods: list[str], seed: int
-) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.5), squeeze=False)
-    for ax, task in zip(axes[0], tasks):
-        for meth in methods:
-            r = records.get(f"{task.dataset}/{meth}/seed{seed}")
-            if r:
-                style = "--" if meth == "random_r0.7" else "-"  # overlaps infobatch_r0.7
-                ax.plot([ep["samples"] for ep in r["epochs"]], style, label=meth)
-        ax.set(title=f"{task.dataset} (seed {seed})", xlabel="epoch", ylabel="samples trained on")
-        ax.legend(fontsize=7)
-    ctx.save_figure(fig, "epoch_sizes.png")
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -14,9 +14,8 @@ epoch t (paper Sec. 3.1-3.3):
 so that E[sum_kept w(z) grad L(z)] ~= sum_all grad L(z) while ~r|D_low| forward and
 backward passes per epoch are saved.
 
-Baselines with the same machinery: :class:`RandomPruning` (uniform dynamic pruning with a
-given per-epoch budget, no rescaling) and :class:`HardPruning` (drop the lowest scores,
-no rescaling, no annealing). :class:`FullData` never prunes.
+The baselines (full data, random and hard dynamic pruning) subclass :class:`DynamicPruner`
+in ``baselines.py``.
 
 Differences from the official code (also in the README): no monkeypatch of DataLoader
 internals (``update`` takes the batch's indices, or reads them from the sampler's order);
@@ -30,7 +29,7 @@ epochs); and no pruning while all scores are equal (nothing observed yet, offici
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -266,18 +265,34 @@ class InfoBatch(DynamicPruner):
         # Annealing: the last ceil((1 - delta) E) epochs train on the full data with weight 1.
         self.num_full_epochs = math.ceil(round((1.0 - self.delta) * self.num_epochs, 9))
         self.prune_epochs = self.num_epochs - self.num_full_epochs
+        self.low_counts: list[int] = []  # |D_low| of each epoch (0 when nothing was pruned)
 
     def is_pruning_epoch(self, epoch: int) -> bool:
         return epoch < self.prune_epochs
+
+    def low_fraction(self) -> float | None:
+        """Mean share of the samples below the mean score over the epochs that pruned: the
+        saved fraction is ~ r x this x (those epochs) / num_epochs."""
+        low = [c for c in self.low_counts if c > 0]
+        return float(np.mean(low)) / self.num_samples if low else None
+
+    def state_dict(self) -> dict[str, Any]:
+        return {**super().state_dict(), "low_counts": list(self.low_counts)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        self.low_counts = list(state.get("low_counts", []))
 
     def _select(self, epoch: int) -> np.ndarray:
         n = self.num_samples
         self.weights.fill_(1.0)
         scores = self.scores
         if not self.is_pruning_epoch(epoch) or bool((scores == scores[0]).all()):
+            self.low_counts.append(0)
             return np.arange(n)  # annealing, or nothing observed yet
         low = (scores < scores.mean()).numpy()  # D_low: H(z) < mean H
         low_idx, high_idx = np.flatnonzero(low), np.flatnonzero(~low)
+        self.low_counts.append(int(low_idx.size))
         n_keep = int(self.keep_ratio * low_idx.size)  # official: a fixed count, floor
         kept_low = self.rng.choice(low_idx, n_keep, replace=False)
         self.weights[torch.from_numpy(kept_low)] = 1.0 / self.keep_ratio  # expectation rescaling
@@ -301,47 +316,3 @@ class DistributedInfoBatch(InfoBatch):
                                "(iclr24_common.init_distributed() under torchrun)")  # fmt: skip
         super().__init__(dataset, num_epochs, prune_ratio, delta, seed=seed, distributed=True,
                          drop_last=drop_last)  # fmt: skip
-
-
-class FullData(DynamicPruner):
-    """Plain training: every sample every epoch, weight 1 (the baseline)."""
-
-    def _select(self, epoch: int) -> np.ndarray:
-        self.weights.fill_(1.0)
-        return np.arange(self.num_samples)
-
-
-class RandomPruning(DynamicPruner):
-    """Random dynamic pruning: epoch t keeps ``keep_counts[t]`` uniformly drawn samples,
-    weight 1 (the paper's "Random*" dynamic baseline, Table 1). Passing InfoBatch's own
-    per-epoch kept counts gives the same per-epoch budget."""
-
-    def __init__(self, dataset: Any, num_epochs: int, keep_counts: Sequence[int], **kw):
-        super().__init__(dataset, num_epochs, **kw)
-        if len(keep_counts) < num_epochs:
-            raise ValueError(f"need {num_epochs} keep counts, got {len(keep_counts)}")
-        self.keep_counts = [min(max(int(k), 1), self.num_samples) for k in keep_counts]
-
-    def _select(self, epoch: int) -> np.ndarray:
-        self.weights.fill_(1.0)
-        return self.rng.choice(self.num_samples, self.keep_counts[epoch], replace=False)
-
-
-class HardPruning(DynamicPruner):
-    """Hard dynamic pruning: every epoch drops the ``prune_fraction`` of samples with the
-    lowest scores (ties broken at random); no rescaling, no annealing (the "hard prune"
-    variant of the paper's ablation)."""
-
-    def __init__(self, dataset: Any, num_epochs: int, prune_fraction: float, **kw):
-        super().__init__(dataset, num_epochs, **kw)
-        if not 0.0 <= prune_fraction < 1.0:
-            raise ValueError(f"prune_fraction must be in [0, 1), got {prune_fraction}")
-        self.prune_fraction = float(prune_fraction)
-
-    def _select(self, epoch: int) -> np.ndarray:
-        self.weights.fill_(1.0)
-        n = self.num_samples
-        n_drop = int(round(self.prune_fraction * n))
-        perm = self.rng.permutation(n)  # random tie-break among equal scores
-        ranked = perm[np.argsort(self.scores.numpy()[perm], kind="stable")]
-        return ranked[n_drop:]

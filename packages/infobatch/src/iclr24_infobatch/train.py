@@ -18,7 +18,7 @@ from .models import LARS, lars_param_groups
 from .schedule import EpochProgressScheduler
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     """Optimisation settings (defaults: the official cifar10_example.py)."""
 
@@ -132,5 +132,6 @@ def train_run(
         "forward_passes": pruner.forward_passes,
         "full_passes": pruner.full_passes,
         "kept_per_epoch": list(pruner.kept_per_epoch),
+        "low_fraction": pruner.low_fraction() if hasattr(pruner, "low_fraction") else None,
         "epochs": epochs,
     }

@@ -1,0 +1,101 @@
+"""The claims and checks decide from the numbers: lossless is a non-inferiority test against
+the seeds' SE, the baselines must be beaten by more than 2 SE, the saturated digits and the
+bookkeeping are checks, not claims."""
+
+import pytest
+from iclr24_infobatch.claims import make_checks, make_claims
+from iclr24_infobatch.experiment import PRESETS
+
+from iclr24_common import Check, Metrics
+
+PRESET = PRESETS["default"]
+
+
+def metrics_for(ds="mixture", full=(80.0, 80.2, 79.8, 80.1, 79.9), ib=None, rnd=None, hard=None,
+                saved=0.3, time_ratio=0.72):  # fmt: skip
+    m = Metrics()
+    ib = ib if ib is not None else full
+    others = {"infobatch_r0.3": full, "infobatch_r0.5": ib, "infobatch_r0.7": full,
+              "random_r0.7": rnd or [a - 1.0 for a in full], "hard_r0.7": hard or [a - 1.0 for a in full]}  # fmt: skip
+    for s, a in enumerate(full):
+        m.add(f"{ds}/full/test_acc", s, a)
+        m.add(f"{ds}/full/train_seconds", s, 10.0)
+        m.add(f"{ds}/full/saved_fraction", s, 0.0)
+        for meth, accs in others.items():
+            m.add(f"{ds}/{meth}/test_acc", s, accs[s])
+            m.add(f"{ds}/{meth}/saved_fraction", s, saved if meth == "infobatch_r0.5" else 0.42)
+            m.add(f"{ds}/{meth}/low_fraction", s, 0.7)
+            m.add(f"{ds}/{meth}/train_seconds", s, 10.0 * time_ratio)
+    return m
+
+
+def claim(claims, cid):
+    return next(c for c in claims if c.id == cid)
+
+
+def test_claims_are_made_on_the_unsaturated_task_only():
+    m = metrics_for()
+    for k, v in metrics_for("digits").summary().items():
+        for s, x in enumerate(v["per_seed"]):
+            m.add(k, s, x)
+    ids = {c.id for c in make_claims(m, PRESET)}
+    assert ids == {f"{c}/mixture" for c in
+                   ("lossless", "saves-cost", "wall-clock", "beats-random", "beats-hard")}  # fmt: skip
+    checks = make_checks(m, {}, PRESET)
+    assert all(isinstance(c, Check) for c in checks)
+    assert "lossless/digits" in {c.id for c in checks}
+
+
+@pytest.mark.parametrize(
+    "ib,holds",
+    [
+        ([80.1, 80.0, 79.9, 80.2, 79.8], True),  # equal within noise
+        ([79.0, 79.2, 78.8, 79.1, 78.9], False),  # one point lower, consistently
+        ([78.5, 81.1, 79.5, 81.3, 79.4], False),  # mean -0.04 but too noisy to show it
+    ],
+)
+def test_lossless_is_non_inferiority_against_the_seeds_se(ib, holds):
+    c = claim(make_claims(metrics_for(ib=ib), PRESET), "lossless/mixture")
+    assert c.holds is holds, c.measured
+
+
+def test_beating_a_baseline_needs_more_than_two_se():
+    full = [80.0, 80.2, 79.8, 80.1, 79.9]
+    noisy = [80.5, 78.6, 80.4, 79.2, 80.3]  # 0.2 lower on average, noise ~0.9
+    c = make_claims(metrics_for(rnd=noisy), PRESET)
+    assert not claim(c, "beats-random/mixture").holds
+    assert claim(c, "beats-hard/mixture").holds  # one point lower, consistently
+    assert not claim(make_claims(metrics_for(rnd=full), PRESET), "beats-random/mixture").holds
+
+
+def test_saving_and_wall_clock_criteria():
+    c = make_claims(metrics_for(saved=0.30, time_ratio=0.72), PRESET)
+    assert not claim(c, "saves-cost/mixture").holds  # the paper's ~40%
+    assert claim(c, "wall-clock/mixture").holds  # 0.28 time saved >= 0.5 x 0.30
+    c = make_claims(metrics_for(saved=0.41, time_ratio=0.95), PRESET)
+    assert claim(c, "saves-cost/mixture").holds and not claim(c, "wall-clock/mixture").holds
+
+
+def _record(samples, weights, saved=0.3, predicted=0.3):
+    return {"saved_fraction": saved, "predicted_saved_fraction": predicted,
+            "epochs": [{"samples": s, "weight_min": 1.0, "weight_max": w}
+                       for s, w in zip(samples, weights)]}  # fmt: skip
+
+
+def test_checks_catch_broken_bookkeeping():
+    preset = PRESETS["smoke"]  # 8 epochs, delta 0.875: the last epoch anneals
+    good = _record([100, 60, 55, 50, 50, 50, 50, 100], [1, 2, 2, 2, 2, 2, 2, 1])
+    leak = _record([100, 60, 55, 50, 50, 50, 50, 100], [1, 2, 2, 2, 2, 2, 2, 2])
+    off = _record([100] * 8, [1] * 8, saved=0.30, predicted=0.25)
+    m = Metrics()
+    for k, v in {"infobatch": 0.42, "random": 0.42, "hard": 0.40}.items():
+        m.add(f"mixture/{k}_r0.7/saved_fraction", 0, v)
+
+    def checks(records):
+        return {c.id: c.holds for c in make_checks(m, records, preset)}
+
+    ok = checks({("mixture", "infobatch_r0.5", 0): good, ("mixture", "full", 0): good})
+    assert ok["annealing/mixture"] and ok["counters/mixture"]
+    assert not ok["equal-budget/mixture"]  # hard pruning saved 0.02 less
+    assert not checks({("mixture", "infobatch_r0.5", 0): leak})["annealing/mixture"]
+    assert not checks({("mixture", "hard_r0.7", 0): off})["counters/mixture"]
