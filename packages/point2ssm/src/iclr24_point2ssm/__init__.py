@@ -1,6 +1,10 @@
 """Point2SSM (Adams & Elhabian, ICLR 2024, arXiv 2305.14486): statistical shape models
-learned directly from point clouds, with its baselines and the ShapeWorks metrics."""
+learned directly from point clouds, with its baselines and the ShapeWorks metrics.
 
+Importing the package needs neither open3d nor matplotlib: the mesh functions import open3d
+when first called (a missing open3d or libusb is a one-line MissingDependencyError)."""
+
+from .baselines import AutoEncoder, AutoEncoderConfig, no_correspondence
 from .data import (
     Perturbation,
     Population,
@@ -12,8 +16,6 @@ from .data import (
     read_vtk_polydata,
 )
 from .point2ssm import (
-    AutoEncoder,
-    AutoEncoderConfig,
     DGCNNEncoder,
     EdgeConv,
     EncoderConfig,
@@ -23,7 +25,6 @@ from .point2ssm import (
     chamfer_distance,
     knn_indices,
     mapping_loss,
-    no_correspondence,
 )
 from .shape_model import (
     ShapeModel,

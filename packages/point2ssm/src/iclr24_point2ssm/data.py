@@ -24,12 +24,36 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import open3d as o3d
 import torch
 
-from iclr24_common import MissingDataError
+from iclr24_common import MissingDataError, MissingDependencyError
 
 MESH_SUFFIXES = (".vtk", ".ply", ".obj", ".stl", ".off")
+
+
+def open3d():
+    """The open3d module, imported when a mesh function first needs it, so that
+    ``import iclr24_point2ssm`` works without it. A missing open3d, or a missing system
+    library under it (libusb-1.0 on a bare Linux), is a :class:`MissingDependencyError`
+    whose one line names the fix."""
+    try:
+        import open3d as o3d
+    except (ImportError, OSError) as e:  # a missing module, or a shared library it loads
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        if "libusb" in why:
+            raise MissingDependencyError(
+                f"open3d cannot load the system library libusb-1.0 ({why}); install it with: "
+                "sudo apt-get install libusb-1.0-0"
+            ) from None
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == "open3d":
+            raise MissingDependencyError(
+                "open3d is not installed; install it with: pip install open3d-cpu"
+            ) from None
+        raise MissingDependencyError(
+            f"open3d failed to import ({why}); reinstall it with: "
+            "pip install --force-reinstall open3d-cpu"
+        ) from None
+    return o3d
 
 
 @dataclass
@@ -84,8 +108,10 @@ class Population:
         return len(self.pool)
 
 
-def mode_fields(cfg: PopulationConfig) -> tuple[o3d.geometry.TriangleMesh, np.ndarray]:
-    """Template mesh and the four displacement fields, (K=4, V, 3), before scaling by sigma."""
+def mode_fields(cfg: PopulationConfig):
+    """Template mesh (open3d TriangleMesh) and the four displacement fields, (K=4, V, 3),
+    before scaling by sigma."""
+    o3d = open3d()
     mesh = o3d.geometry.TriangleMesh.create_sphere(radius=1.0, resolution=cfg.resolution)
     v = np.asarray(mesh.vertices) * np.asarray(cfg.radii)
     mesh.vertices = o3d.utility.Vector3dVector(v)
@@ -123,6 +149,7 @@ def _whiten(z: np.ndarray) -> np.ndarray:
 
 def sample_surface(vertices: np.ndarray, triangles: np.ndarray, n: int, seed: int) -> np.ndarray:
     """n uniform samples on each mesh of a batch sharing one triangle list. (S, V, 3) -> (S, n, 3)."""
+    o3d = open3d()
     o3d.utility.random.seed(int(seed))
     tri = o3d.utility.Vector3iVector(triangles.astype(np.int32))
     out = np.empty((len(vertices), n, 3))
@@ -269,10 +296,27 @@ def read_mesh(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     path = Path(path)
     if path.suffix.lower() == ".vtk":
         return read_vtk_polydata(path)
-    mesh = o3d.io.read_triangle_mesh(str(path))
+    mesh = open3d().io.read_triangle_mesh(str(path))
     if len(mesh.triangles) == 0:
         raise ValueError(f"{path}: open3d read no triangles")
     return np.asarray(mesh.vertices), np.asarray(mesh.triangles)
+
+
+def mesh_split_dirs(root: str | Path, require: bool = False) -> dict[str, Path]:
+    """The official layout ``root/{train,val,test}_meshes``; with ``require``, a
+    :class:`MissingDataError` (what, where, how to get it) when train or test is absent."""
+    root = Path(root)
+    dirs = {s: root / f"{s}_meshes" for s in ("train", "val", "test")}
+    if require and not (dirs["train"].is_dir() and dirs["test"].is_dir()):
+        raise MissingDataError(
+            f"mesh folders of {root.name}",
+            [dirs["train"], dirs["test"]],
+            f"copy data/{root.name}/{{train,val,test}}_meshes/*.vtk from "
+            "https://github.com/jadie1/Point2SSM (the spleen meshes; the other datasets via the "
+            "Medical Decathlon and ShapeWorks grooming) into this folder; any "
+            "VTK/PLY/OBJ/STL/OFF meshes work",
+        )
+    return dirs
 
 
 def load_mesh_split(
@@ -280,15 +324,7 @@ def load_mesh_split(
 ) -> dict[str, list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]]:
     """The official layout ``root/{train,val,test}_meshes/*``: per split a list of
     (name, vertices, triangles, pool, gt), all divided by the training set's max |coord|."""
-    root = Path(root)
-    dirs = {s: root / f"{s}_meshes" for s in ("train", "val", "test")}
-    if not dirs["train"].is_dir() or not dirs["test"].is_dir():
-        raise MissingDataError(
-            f"mesh folders of {root.name}",
-            [dirs["train"], dirs["test"]],
-            "copy data/spleen/{train,val,test}_meshes/*.vtk from github.com/jadie1/Point2SSM "
-            "into this folder (any VTK/PLY/OBJ/STL/OFF meshes work)",
-        )
+    dirs = mesh_split_dirs(root, require=True)
     meshes = {
         s: [
             (p.stem, *read_mesh(p))
@@ -299,7 +335,10 @@ def load_mesh_split(
         if d.is_dir()
     }
     if not meshes["train"] or not meshes["test"]:
-        raise MissingDataError(f"meshes in {root}", [dirs["train"], dirs["test"]], "see above")
+        raise MissingDataError(
+            f"meshes in {Path(root)}", [dirs["train"], dirs["test"]],
+            f"put VTK/PLY/OBJ/STL/OFF meshes in both folders ({', '.join(MESH_SUFFIXES)})",
+        )  # fmt: skip
     scale = max(float(np.abs(v).max()) for _, v, _ in meshes["train"])
     rng = np.random.default_rng(seed)
     out = {}

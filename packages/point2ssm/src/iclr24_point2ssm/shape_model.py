@@ -16,7 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import open3d as o3d
+
+from iclr24_common import pyplot
+
+from .data import open3d
 
 
 def _flat(points) -> np.ndarray:
@@ -91,6 +94,7 @@ class ShapeModel:
 
     def export_modes(self, out_dir, n_modes: int = 3, sigmas=(-2.0, 0.0, 2.0)) -> list[Path]:
         """Write mode_<k>_<+/-s>sd.ply point clouds (open3d); returns the paths."""
+        o3d = open3d()
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = []
@@ -106,11 +110,7 @@ class ShapeModel:
     def figure(self, n_modes: int = 3, sigmas=(-2.0, 0.0, 2.0), title: str = ""):
         """A matplotlib figure: rows = modes, columns = mean + s sd (x-z projection, coloured
         by displacement from the mean)."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
+        plt = pyplot()
         n_modes = min(n_modes, len(self.variances))
         fig, axes = plt.subplots(n_modes, len(sigmas), figsize=(2.4 * len(sigmas), 2.6 * n_modes))
         axes = np.atleast_2d(axes)
@@ -184,6 +184,7 @@ def point_to_surface(points, vertices, triangles) -> np.ndarray:
     list of (T_s, 3). One open3d RaycastingScene per mesh, vectorised over points."""
     pts = np.asarray(points, dtype=np.float32)
     shared = not isinstance(triangles, list)
+    o3d = open3d()
     out = np.empty(len(pts))
     for s in range(len(pts)):  # one scene per mesh; the distance query is batched
         tri = triangles if shared else triangles[s]
