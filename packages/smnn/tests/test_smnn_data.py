@@ -1,5 +1,7 @@
 """Loaders on small files written here, and the generated datasets' protocols."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -107,20 +109,17 @@ def test_kfold_partitions():
 
 
 def test_paper_dataset_runs_on_small_files(tmp_path):
-    """The paper preset's per-dataset path, on tiny CSVs in the official layout."""
-    from types import SimpleNamespace
-
-    from iclr24_smnn.experiment import _paper_dataset
-    from iclr24_smnn.training import TrainConfig
+    """The paper preset's per-dataset measurement, on tiny CSVs in the official layout."""
+    from iclr24_smnn.experiment import PRESETS, measure_paper_dataset
 
     rng = np.random.default_rng(0)
     for name, d in (("heart", 13), ("blogfeedback", 280)):
         for part, n in (("train", 60), ("test", 20)):
             y = rng.integers(0, 2, n) if name == "heart" else rng.random(n)
             _write(tmp_path / "smnn" / name / f"{part}.csv", rng.random((n, d)), y)
-    ctx = SimpleNamespace(data_dir=tmp_path)
-    heart = _paper_dataset(ctx, "heart", "smnn", TrainConfig(epochs=2, batch_size=16), 0, False)
+    preset = replace(PRESETS["smoke"], epochs=2)
+    heart = measure_paper_dataset(preset, "heart", "smnn", 0, tmp_path)
     assert 0.0 <= heart["test_accuracy"] <= 1.0 and heart["violation_rate"] == 0.0
-    blog = _paper_dataset(ctx, "blogfeedback", "gbm", TrainConfig(epochs=2), 0, False)
+    blog = measure_paper_dataset(preset, "blogfeedback", "gbm", 0, tmp_path)
     assert blog["test_rmse"] == pytest.approx(np.sqrt(blog["test_mse"]))
     assert blog["violation_rate"] == 0.0

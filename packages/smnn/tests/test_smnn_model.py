@@ -19,7 +19,8 @@ from iclr24_smnn import (
     monotonicity_audit,
     train_model,
 )
-from iclr24_smnn.smnn import mlp_width_for, normalize_monotone
+from iclr24_smnn.baselines import mlp_width_for
+from iclr24_smnn.smnn import normalize_monotone
 
 
 def _perturb_(net: torch.nn.Module, scale: float, seed: int) -> None:

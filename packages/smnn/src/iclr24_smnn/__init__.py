@@ -4,21 +4,25 @@ from iclr24_smnn import SMNN, SMNNRegressor, monotonicity_audit
 """
 
 from .audit import AuditResult, monotonicity_audit
-from .baselines import LipschitzMonotonicNet, has_monotonicnetworks, monotone_gbm
+from .baselines import (
+    MLP,
+    LipschitzMonotonicNet,
+    SameStructureNet,
+    has_monotonicnetworks,
+    monotone_gbm,
+)
 from .estimators import SMNNClassifier, SMNNRegressor
 from .smnn import (
-    MLP,
     SMNN,
     ConfluenceUnit,
     ExpOutput,
     ExpUnit,
     ReLUUnit,
-    SameStructureNet,
     SMNNConfig,
     clipped_activation,
     count_parameters,
 )
-from .training import TrainConfig, TrainResult, train_model
+from .train import TrainConfig, TrainResult, train_model
 
 __version__ = "0.1.0"
 

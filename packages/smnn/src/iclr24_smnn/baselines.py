@@ -1,5 +1,8 @@
-"""Peer baselines of the reproduction, used where their packages are installed.
+"""The baselines of the reproduction.
 
+* the paper's two comparison networks (official ``SMNN.py``): the unconstrained MLP
+  (``MultiLayerPerceptron``) and the "same structure without constraints" ablation
+  (``SameStructure``: SMNN's partially connected layout with ordinary ReLU units);
 * the Lipschitz monotonic network (Kitouni et al., "Expressive Monotonic Neural Networks",
   ICLR 2023) from the ``monotonicnetworks`` package (``pip install iclr24-smnn[peers]``);
 * gradient boosting with monotone constraints (scikit-learn ``HistGradientBoosting*``,
@@ -8,12 +11,79 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
+import torch
 from torch import nn
 
-from .smnn import normalize_monotone
+from .smnn import (
+    Dense,
+    PartiallyConnected,
+    ReLUUnit,
+    SMNNConfig,
+    normalize_monotone,
+    truncated_normal_,
+)
+
+
+class LinearOutput(Dense):
+    """Unconstrained output layer (official ``FCLayer_notexp``)."""
+
+    def __init__(self, d_in: int, d_out: int = 1):
+        super().__init__(d_in, d_out)
+        self._xavier_()
+        truncated_normal_(self.bias, std=0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ self.weight + self.bias
+
+
+class SameStructureNet(PartiallyConnected):
+    """The paper's ablation: SMNN's partially connected layout with every unit an ordinary
+    ReLU layer and an unconstrained output (official ``SameStructure``). Not monotone."""
+
+    def __init__(self, n_features: int, monotone, cfg: SMNNConfig | None = None, **sizes):
+        cfg = cfg or SMNNConfig(**sizes)
+        super().__init__(n_features, monotone, cfg)
+        m, f = len(self.monotone), self.n_features - len(self.monotone)
+        e, r, c = cfg.exp_units, cfg.relu_units, cfg.conf_units
+        self.exp_units = nn.ModuleList(
+            ReLUUnit(m if i == 0 else e[i - 1] + c[i - 1], e[i]) for i in range(len(e))
+        )
+        self.relu_units = nn.ModuleList(
+            ReLUUnit(f if i == 0 else r[i - 1], r[i]) for i in range(len(r))
+        )
+        self.conf_units = nn.ModuleList(
+            ReLUUnit(f if i == 0 else r[i - 1], c[i]) for i in range(len(c))
+        )
+        self.output = LinearOutput(e[-1] + c[-1] + r[-1], 1)
+
+
+class MLP(nn.Module):
+    """Unconstrained ReLU MLP (official ``MultiLayerPerceptron``): (batch, d) -> (batch,)."""
+
+    def __init__(self, n_features: int, hidden: Sequence[int] = (208, 208)):
+        super().__init__()
+        widths = [int(n_features), *map(int, hidden)]
+        self.hidden = nn.ModuleList(ReLUUnit(widths[i], widths[i + 1]) for i in range(len(hidden)))
+        self.output = LinearOutput(widths[-1], 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.hidden:
+            x = layer(x)
+        return self.output(x).squeeze(-1)
+
+
+def mlp_width_for(n_params: int, n_features: int, depth: int = 2) -> int:
+    """Width ``h`` of a ``depth``-layer MLP with about ``n_params`` parameters (to compare
+    networks at equal size)."""
+    # params = (d + 1) h + (depth - 1)(h^2 + h) + h + 1  ->  solve the quadratic in h
+    a, b, c = depth - 1, (n_features + 1) + (depth - 1) + 1, 1 - n_params
+    if a == 0:
+        return max(1, round(-c / b))
+    return max(1, round((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)))
 
 
 def has_monotonicnetworks() -> bool:

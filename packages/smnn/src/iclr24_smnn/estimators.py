@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from .smnn import SMNN, SMNNConfig, normalize_monotone
-from .training import TrainConfig, TrainResult, train_model
+from .train import TrainConfig, TrainResult, train_model
 
 
 class _Affine(nn.Module):

@@ -1,6 +1,6 @@
 """Scalable Monotonic Neural Networks (Kim & Lee, ICLR 2024).
 
-Paper: ICLR 2024 (OpenReview, poster); we know of no arXiv version.
+Paper: ICLR 2024, https://openreview.net/forum?id=DjIsNDEOYX (no arXiv version that we know of).
 Official code: https://github.com/retna319/SMNN (``SMNN.py``), Apache-2.0.
 
 The network is partially connected. Inputs are split into the monotone part ``x_m`` and the
@@ -18,14 +18,10 @@ Why it is monotone, for every value of the weights: ``x_m`` reaches the output o
 exponentiated (positive) weights and non-decreasing activations, while ``h^c`` and ``h^r``
 depend on ``x_f`` alone. So ``dy/dx_m >= 0`` everywhere; nothing is projected or clipped
 during training. A decreasing feature is handled by feeding ``-x_j`` to the monotone path.
-
-The module also holds the paper's two comparison networks: the unconstrained MLP and the
-"same structure without constraints" ablation (``SameStructureNet``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -70,7 +66,7 @@ def normalize_monotone(
     return dict(sorted(out.items()))
 
 
-class _Dense(nn.Module):
+class Dense(nn.Module):
     """``x @ W + b`` with W stored as (in, out), as in the official ``ActivationLayer``."""
 
     def __init__(self, d_in: int, d_out: int):
@@ -87,7 +83,7 @@ class _Dense(nn.Module):
 # the three units and the output layer
 
 
-class ExpUnit(_Dense):
+class ExpUnit(Dense):
     """Exponentiated unit: ``act(x @ exp(W) + b)``, positive weights by construction."""
 
     def __init__(self, d_in: int, d_out: int, init_range: tuple[float, float] = (-20.0, 2.0)):
@@ -99,7 +95,7 @@ class ExpUnit(_Dense):
         return clipped_activation(x @ torch.exp(self.weight) + self.bias)
 
 
-class ReLUUnit(_Dense):
+class ReLUUnit(Dense):
     """ReLU unit: an ordinary ReLU layer on the free (non-monotone) path."""
 
     def __init__(self, d_in: int, d_out: int):
@@ -111,7 +107,7 @@ class ReLUUnit(_Dense):
         return torch.relu(x @ self.weight + self.bias)
 
 
-class ConfluenceUnit(_Dense):
+class ConfluenceUnit(Dense):
     """Confluence unit: unconstrained weights from the free path, clipped activation; its
     output joins the monotone path (feature interactions without breaking monotonicity)."""
 
@@ -124,7 +120,7 @@ class ConfluenceUnit(_Dense):
         return clipped_activation(x @ self.weight + self.bias)
 
 
-class ExpOutput(_Dense):
+class ExpOutput(Dense):
     """Exponentiated output layer ``x @ exp(W) + b`` (official ``FCLayer``)."""
 
     def __init__(self, d_in: int, d_out: int = 1, init_mean: float = -10.0, init_std: float = 3.0):
@@ -134,18 +130,6 @@ class ExpOutput(_Dense):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x @ torch.exp(self.weight) + self.bias
-
-
-class LinearOutput(_Dense):
-    """Unconstrained output layer (official ``FCLayer_notexp``), for the baselines."""
-
-    def __init__(self, d_in: int, d_out: int = 1):
-        super().__init__(d_in, d_out)
-        self._xavier_()
-        truncated_normal_(self.bias, std=0.5)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x @ self.weight + self.bias
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,7 +154,7 @@ class SMNNConfig:
     """Std of the truncated-normal init of the output log-weights (official ``FCLayer``)."""
 
 
-class _PartiallyConnected(nn.Module):
+class PartiallyConnected(nn.Module):
     """The three-path layout shared by SMNN and its unconstrained ablation."""
 
     def __init__(self, n_features: int, monotone, cfg: SMNNConfig):
@@ -213,7 +197,7 @@ class _PartiallyConnected(nn.Module):
         return self.output(torch.cat([h_mono, h_free], dim=1)).squeeze(-1)
 
 
-class SMNN(_PartiallyConnected):
+class SMNN(PartiallyConnected):
     """Scalable Monotonic Neural Network.
 
     ``monotone`` maps feature indices to +1 (non-decreasing) or -1 (non-increasing); a list
@@ -242,51 +226,5 @@ class SMNN(_PartiallyConnected):
         self.output = ExpOutput(e[-1] + c[-1] + r[-1], 1, cfg.out_init_mean, cfg.out_init_std)
 
 
-class SameStructureNet(_PartiallyConnected):
-    """The paper's ablation: SMNN's partially connected layout with every unit an ordinary
-    ReLU layer and an unconstrained output (official ``SameStructure``). Not monotone."""
-
-    def __init__(self, n_features: int, monotone, cfg: SMNNConfig | None = None, **sizes):
-        cfg = cfg or SMNNConfig(**sizes)
-        super().__init__(n_features, monotone, cfg)
-        m, f = len(self.monotone), self.n_features - len(self.monotone)
-        e, r, c = cfg.exp_units, cfg.relu_units, cfg.conf_units
-        self.exp_units = nn.ModuleList(
-            ReLUUnit(m if i == 0 else e[i - 1] + c[i - 1], e[i]) for i in range(len(e))
-        )
-        self.relu_units = nn.ModuleList(
-            ReLUUnit(f if i == 0 else r[i - 1], r[i]) for i in range(len(r))
-        )
-        self.conf_units = nn.ModuleList(
-            ReLUUnit(f if i == 0 else r[i - 1], c[i]) for i in range(len(c))
-        )
-        self.output = LinearOutput(e[-1] + c[-1] + r[-1], 1)
-
-
-class MLP(nn.Module):
-    """Unconstrained ReLU MLP (official ``MultiLayerPerceptron``): (batch, d) -> (batch,)."""
-
-    def __init__(self, n_features: int, hidden: Sequence[int] = (208, 208)):
-        super().__init__()
-        widths = [int(n_features), *map(int, hidden)]
-        self.hidden = nn.ModuleList(ReLUUnit(widths[i], widths[i + 1]) for i in range(len(hidden)))
-        self.output = LinearOutput(widths[-1], 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.hidden:
-            x = layer(x)
-        return self.output(x).squeeze(-1)
-
-
 def count_parameters(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
-
-
-def mlp_width_for(n_params: int, n_features: int, depth: int = 2) -> int:
-    """Width ``h`` of a ``depth``-layer MLP with about ``n_params`` parameters (to compare
-    networks at equal size)."""
-    # params = (d + 1) h + (depth - 1)(h^2 + h) + h + 1  ->  solve the quadratic in h
-    a, b, c = depth - 1, (n_features + 1) + (depth - 1) + 1, 1 - n_params
-    if a == 0:
-        return max(1, round(-c / b))
-    return max(1, round((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)))
