@@ -1,12 +1,17 @@
-"""Presets, the reproduction runs and the claims of `iclr24-opro reproduce`.
+"""The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
+``app`` at the bottom (``iclr24-opro reproduce --help``).
 
-Per seed: (1) the meta-prompt machinery against golden strings; (2) the scripted capable
-optimizer ("best +/- 1") on the paper's linear-regression settings and on TSP with the
-reference solvers; (3) the `--llm` optimizer (default: offline SmolLM2-135M) against random
-search and local perturbation on linear regression (15, 14) at the same evaluation budget.
-Once, on the first seed: (4) prompt optimisation (prompts.py): the `--llm` optimizer proposes
-instructions, the `--scorer` LLM scores them on the training split; the best instruction and
-the starting one are evaluated on the held-out test split.
+Measurements (each a resumable unit, ``ctx.cached``):
+
+- ``official``: our meta-prompts, answer scoring and TSP heuristics against outputs of the
+  official functions (a check);
+- ``seed<k>/scripted``: the machinery with a scripted capable optimizer (regression, the
+  paper's settings; TSP to the Held-Karp optimum) and the reference TSP heuristics (checks);
+- ``seed<k>/linreg``: the ``--llm`` optimizer on linear regression (w, b) = (15, 14), then
+  random search and local perturbation at the same number of evaluations (a claim);
+- ``seed<k>/tsp``: the same on TSP (a claim);
+- ``seed<k>/prompt``: prompt optimisation (``--llm`` proposes, ``--scorer`` scores), the best
+  instruction against the human-written ones on the test split (a claim).
 """
 
 from __future__ import annotations
@@ -15,27 +20,40 @@ import argparse
 import math
 import time
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
-from iclr24_common import Claim, Metrics, Report, RunContext, UsageError, seed_everything
-from iclr24_llm import LLM, SPEC_HELP, ScriptedBackend, load_llm
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
+from iclr24_common import preset_option as option
+from iclr24_llm import LLM, SPEC_HELP, LLMError, ScriptedBackend, load_llm
 
-from .golden import check_golden
-from .linreg import PAPER_SETTINGS, LinearRegression, linreg_loss, scripted_linreg_optimizer
-from .opro import OPRO, LocalPerturbation, OPROConfig, RandomSearch, plot_best
-from .prompts import (
-    INITIAL_INSTRUCTION,
+from .baselines import HUMAN_INSTRUCTIONS, LocalPerturbation, RandomSearch
+from .claims import make_checks, make_claims
+from .data import (
     SENTIMENT_LABELS,
-    PromptOptimizationProblem,
-    PromptProposer,
+    gsm8k_paths,
     load_bbh,
     load_gsm8k,
     make_sentiment_task,
+    split_examples,
+    task_kind,
+)
+from .figures import plot_curves, plot_paper_vs_ours
+from .linreg import PAPER_SETTINGS, LinearRegression, linreg_loss, scripted_linreg_optimizer
+from .official import agreement
+from .opro import OPRO, OPROConfig, OPROResult
+from .prompts import (
+    EXEMPLAR_SELECTIONS,
+    INITIAL_INSTRUCTION,
+    META_PROMPT_TYPES,
+    SCORER_THRESHOLD,
+    PromptOptimizationProblem,
+    PromptProposer,
     scripted_instruction_optimizer,
     scripted_sentiment_scorer,
-    split_train_test,
 )
+from .scoring import SCORINGS
 from .tsp import (
     TSP,
     farthest_insertion,
@@ -45,381 +63,447 @@ from .tsp import (
     two_opt,
 )
 
-PAPER = {"title": "Large Language Models as Optimizers", "arxiv": "2309.03409"}
+PAPER = Paper(
+    title="Large Language Models as Optimizers",
+    authors="Yang, Wang, Lu, Liu, Le, Zhou & Chen",
+    arxiv="2309.03409",
+    code="https://github.com/google-deepmind/opro",
+)
+USES_TORCH = True  # the local model runs on torch (--device cuda puts it on a GPU)
+CHECK_PROMPT = "Does the sun rise from the north? Just answer yes or no."
+"""The request the official scripts send first to check the servers."""
 
 
 @dataclass(frozen=True)
 class Preset:
-    """Sizes of one reproduction preset."""
+    """One reproduction preset; defaults are the `default` preset's (official values cited)."""
 
-    linreg_settings: tuple[tuple[int, int], ...]
-    """(w_true, b_true) settings for the scripted optimizer (paper Table 2 has seven)."""
-    scripted_steps: int
-    """Step cap of the scripted runs (official: 500)."""
-    tsp_n: int
-    """Cities of the TSP instance (paper Table 3: 10 is the size all LLMs solve)."""
-    tsp_steps: int
-    """Step cap of the TSP runs (official: 500)."""
-    llm_steps: int
-    """Step cap of the `--llm` optimizer on linear regression (official: 500)."""
-    llm_seconds: float
-    """Wall-time budget per seed of the `--llm` optimizer (ours: CPU time is the limit)."""
-    llm_max_new_tokens: int
-    """Decoding cap per proposal (official: 1024; shorter here to fit on 2 CPU cores)."""
-    prompt_task: str
-    """Prompt optimisation task: 'sentiment' (generated, label log-probs) or 'gsm8k'."""
-    prompt_examples: int
-    """Generated examples (train + test) of the sentiment task."""
-    prompt_train_ratio: float
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Repetitions: each seeds the regression data and starts as the official loop
+    (np.random.seed(rep + 1)), the TSP instance and the generated prompt task."""
+    llm: str = "local"
+    """Optimizer LLM spec (--llm); 'scripted' = scripted optimizers (tests only)."""
+    scorer: str = "local"
+    """Scorer LLM spec of prompt optimisation (--scorer)."""
+    llm_max_new_tokens: int = 64
+    """Decoding cap per proposal (official: max_decode_steps 1024; shorter on 2 CPU cores)."""
+    llm_seconds: float | None = None
+    """Optional wall-time cap per LLM optimisation (None: the step budget alone)."""
+    linreg_steps: int = 12
+    """LLM steps on regression (official: max_num_steps 500, stop at the optimum)."""
+    tsp_n: int = 10
+    """TSP cities (paper Table 3: 10, 15, 20, 50)."""
+    tsp_steps: int = 2
+    """LLM steps on TSP (official: num_steps 500)."""
+    tsp_max_samples: int = 16
+    """Samples per TSP step at most (official: resample until 8 valid traces, no cap)."""
+    scripted_settings: tuple[tuple[int, int], ...] = PAPER_SETTINGS
+    """(w_true, b_true) of the scripted regression check (paper Table 2 has seven)."""
+    scripted_steps: int = 100
+    """Step cap of the scripted regression runs."""
+    scripted_tsp_steps: int = 150
+    """Step cap of the scripted TSP run."""
+    baseline_max_evaluations: int = 2000
+    """Cap for random search / local perturbation run to the optimum (evaluations needed)."""
+    prompt_task: str = "sentiment"
+    """Prompt optimisation task: sentiment (generated), gsm8k or bbh:<task> (--data-dir)."""
+    prompt_examples: int = 60
+    """Examples of the generated sentiment task (train + test)."""
+    prompt_train_ratio: float = 1 / 3
     """Training fraction (official: 0.035 for GSM8K, 0.2 for BBH)."""
-    prompt_max_test: int | None
-    """Test examples evaluated after optimisation (None: all)."""
-    prompt_steps: int
-    """Instruction-optimisation steps (official: 200)."""
-    prompt_per_step: int
+    prompt_eval_ratio: float = 0.0
+    """Validation fraction for periodic validation (official: 0 for GSM8K and BBH)."""
+    prompt_max_test: int | None = None
+    """Test examples evaluated (None: all)."""
+    prompt_steps: int = 3
+    """Instruction-optimisation steps (official: num_search_steps 200)."""
+    prompt_per_step: int = 8
     """Instructions asked for per step (official: 8)."""
-    prompt_seconds: float
-    """Wall-time budget of the optimisation steps (checked between steps)."""
-    prompt_max_new_tokens: int
-    """Decoding cap per optimizer reply."""
+    prompt_max_new_tokens: int = 48
+    """Decoding cap per optimizer reply (official: 1024 text-bison, 512 GPT)."""
+    scorer_style: str = "palm"
+    """palm or gpt: the official score threshold of the meta-prompt (0.0 or 0.3)."""
+    scoring: str = "official"
+    """official (the loop's _get_accuracy rule) or strict (number_included_accuracy)."""
+    meta_prompt_type: str = "both_instructions_and_exemplars"
+    """Official meta_prompt_type: both_instructions_and_exemplars or instructions_only."""
+    exemplar_selection: str = "random"
+    """Official few_shot_selection_criteria (random, constant, accumulative/current_most_frequent)."""
+    position: str = "Q_begin"
+    """Instruction position (official GPT/text-bison scorers: Q_begin or Q_end)."""
+
+    def __post_init__(self):
+        for name in ("linreg_steps", "tsp_steps", "scripted_steps", "scripted_tsp_steps",
+                     "prompt_steps", "prompt_per_step", "llm_max_new_tokens",
+                     "prompt_max_new_tokens", "baseline_max_evaluations"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.tsp_n < 4:
+            raise ValueError("tsp_n must be >= 4")
+        if self.tsp_max_samples < 8:
+            raise ValueError("tsp_max_samples must be >= 8 (one step asks for 8 traces)")
+        if self.llm_seconds is not None and not self.llm_seconds > 0:
+            raise ValueError("llm_seconds must be > 0 (or None)")
+        if not 0 < self.prompt_train_ratio < 1 or not 0 <= self.prompt_eval_ratio < 1:
+            raise ValueError("prompt_train_ratio must be in (0, 1), prompt_eval_ratio in [0, 1)")
+        if self.prompt_train_ratio + self.prompt_eval_ratio >= 1:
+            raise ValueError("prompt_train_ratio + prompt_eval_ratio must be < 1")
+        if not self.llm.strip() or not self.scorer.strip():
+            raise ValueError("llm and scorer need a spec")
+        task_kind(self.prompt_task)  # raises ValueError on a bad name
+        checks = {"scorer_style": tuple(SCORER_THRESHOLD), "scoring": SCORINGS,
+                  "meta_prompt_type": META_PROMPT_TYPES, "exemplar_selection": EXEMPLAR_SELECTIONS,
+                  "position": ("Q_begin", "Q_end")}  # fmt: skip
+        for name, allowed in checks.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}")
 
 
 PRESETS = {
-    "smoke": Preset(((15, 14), (3, 5)), 60, 8, 80, 2, 30.0, 32,
-                    "sentiment", 60, 0.2, 24, 2, 4, math.inf, 32),
-    "default": Preset(PAPER_SETTINGS, 100, 10, 150, 40, 120.0, 64,
-                      "sentiment", 60, 1 / 3, 40, 3, 4, 90.0, 48),
-    "paper": Preset(PAPER_SETTINGS, 500, 10, 500, 500, math.inf, 1024,
-                    "gsm8k", 0, 0.035, None, 200, 8, math.inf, 1024),
-}  # fmt: skip
+    "smoke": Preset(
+        seeds=(0,),
+        llm_max_new_tokens=24,
+        linreg_steps=1,
+        tsp_n=8,
+        tsp_steps=1,
+        tsp_max_samples=8,
+        scripted_settings=((15, 14), (3, 5)),
+        scripted_steps=60,
+        scripted_tsp_steps=80,
+        baseline_max_evaluations=500,
+        prompt_examples=36,
+        prompt_steps=1,
+        prompt_per_step=4,
+        prompt_max_new_tokens=24,
+    ),  # fmt: skip
+    "default": Preset(),
+    # the official scale: 5 repetitions, 500 steps, GSM8K with a text-bison-style scorer
+    "paper": Preset(
+        seeds=(0, 1, 2, 3, 4),
+        llm_max_new_tokens=1024,
+        linreg_steps=500,
+        tsp_steps=500,
+        tsp_max_samples=64,
+        scripted_steps=500,
+        scripted_tsp_steps=500,
+        prompt_task="gsm8k",
+        prompt_train_ratio=0.035,
+        prompt_steps=200,
+        prompt_per_step=8,
+        prompt_max_new_tokens=1024,
+    ),  # fmt: skip
+}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--llm",
-        default="local",
-        help=f"optimizer LLM for the LLM-vs-random comparison; 'scripted' = the scripted "
-        f"best +/- 1 optimizer. {SPEC_HELP}",
+    option(p, "--llm", field="llm", help=f"optimizer LLM. {SPEC_HELP}; 'scripted' for tests")
+    option(p, "--scorer", field="scorer", help="scorer LLM of prompt optimisation (same syntax)")
+    option(p, "--prompt-task", field="prompt_task",
+           help="sentiment (generated), gsm8k or bbh:<task> (files under --data-dir)")  # fmt: skip
+    option(p, "--llm-steps", field="linreg_steps", type=int, help="LLM steps on regression")
+    option(p, "--tsp-steps", field="tsp_steps", type=int, help="LLM steps on TSP")
+    option(p, "--prompt-steps", field="prompt_steps", type=int, help="prompt-optimisation steps")
+    option(p, "--llm-seconds", field="llm_seconds", type=float,
+           help="wall-time cap per LLM optimisation")  # fmt: skip
+    option(p, "--scoring", field="scoring", choices=SCORINGS, help="answer-checking rule")
+    option(p, "--scorer-style", field="scorer_style", choices=tuple(SCORER_THRESHOLD),
+           help="palm (threshold 0.0) or gpt (0.3), as the official loop")  # fmt: skip
+
+
+# ------------------------------------------------------------------ models
+
+
+def scripted_optimizer() -> ScriptedBackend:
+    """One scripted backend for every meta-prompt (tests, and --llm scripted)."""
+
+    def answer(prompt):
+        text = prompt if isinstance(prompt, str) else prompt[-1]["content"]
+        if "<INS>" in text:
+            return scripted_instruction_optimizer(text)
+        if "<trace>" in text:
+            return scripted_tsp_optimizer(text)
+        if text == CHECK_PROMPT:
+            return "No."
+        return scripted_linreg_optimizer(text)
+
+    return ScriptedBackend(answer, name="scripted", scorer=scripted_sentiment_scorer)
+
+
+class Models:
+    """The optimizer and scorer, loaded on first use (a resumed finished run loads none),
+    each once; an HTTP backend is checked with one request before any work."""
+
+    def __init__(self, ctx: RunContext):
+        self.ctx, self._loaded = ctx, {}
+
+    def get(self, spec: str) -> LLM:
+        if spec not in self._loaded:
+            self._loaded[spec] = self._load(spec)
+        return self._loaded[spec]
+
+    def _load(self, spec: str) -> LLM:
+        if spec == "scripted":
+            return scripted_optimizer()
+        t0 = time.perf_counter()
+        try:
+            if spec.startswith("openai:"):
+                llm = load_llm(spec, max_retries=1)
+                llm.generate([CHECK_PROMPT], max_new_tokens=8)  # fail now, not after an hour
+            else:
+                llm = load_llm(spec, device=self.ctx.device, threads=None)
+        except LLMError as e:
+            raise UsageError(f"--llm/--scorer {spec}: the backend does not answer: {e}") from None
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        self.ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
+        return llm
+
+    @cached_property
+    def llm(self) -> LLM:
+        return self.get(self.ctx.preset.llm)
+
+    @cached_property
+    def scorer(self) -> LLM:
+        return self.get(self.ctx.preset.scorer)
+
+
+# ------------------------------------------------------------------ measurements
+
+
+def _log_steps(ctx: RunContext, what: str):
+    def on_step(rec):
+        ctx.log.info("%s step %d: %d samples, %d parsed, %d new, best %.4g", what, rec["step"],
+                     rec["samples"], rec["parsed"], len(rec["new"]), rec["best_value"])  # fmt: skip
+
+    return on_step
+
+
+def _run(
+    ctx, name, problem, cfg, llm=None, proposer=None, seconds=None
+) -> tuple[OPROResult, float]:
+    t0 = time.perf_counter()
+    opt = OPRO(problem, llm, config=cfg, proposer=proposer)
+    res = opt.run(ctx.out_dir / "trajectories" / name, resume=ctx.resume, time_budget_s=seconds,
+                  on_step=_log_steps(ctx, name) if llm is not None else None)  # fmt: skip
+    return res, time.perf_counter() - t0
+
+
+def _curve(res: OPROResult, shift: float = 0.0) -> list[tuple[int, float]]:
+    """(evaluations so far, best value - shift) after the starts and after each new solution."""
+    best, out = math.inf, []
+    for k, s in enumerate(res.history):
+        best = min(best, s.value)
+        out.append((max(0, k + 1 - _n_starts(res)), best - shift))
+    return out
+
+
+def _n_starts(res: OPROResult) -> int:
+    return sum(s.step < 0 for s in res.history)
+
+
+def scripted_unit(preset: Preset, seed: int, ctx: RunContext) -> dict:
+    """The machinery with scripted capable optimizers, and the reference TSP heuristics."""
+    v: dict[str, float] = {}
+    found, steps = [], []
+    for w, b in preset.scripted_settings:
+        cfg = OPROConfig(steps=preset.scripted_steps, seed=seed)
+        res, _ = _run(ctx, f"seed{seed}/scripted-linreg-w{w}-b{b}", LinearRegression(w, b, rep=seed),
+                      cfg, ScriptedBackend(scripted_linreg_optimizer))  # fmt: skip
+        found.append(res.steps_to_optimum is not None)
+        if (w, b) == (15, 14):
+            v["scripted/linreg/found_15_14"] = float(found[-1])
+        steps += [res.steps_to_optimum] if found[-1] else []
+    v["scripted/linreg/success_rate"] = float(np.mean(found))
+    v["scripted/linreg/steps"] = float(np.mean(steps)) if steps else float(preset.scripted_steps)
+    q = TSP(n=preset.tsp_n, seed=seed)
+    v["tsp/nn/gap"] = q.gap(tour_length(q.dist, nearest_neighbour(q.dist)))
+    v["tsp/fi/gap"] = q.gap(tour_length(q.dist, farthest_insertion(q.dist)))
+    v["tsp/two_opt/gap"] = q.gap(tour_length(q.dist, two_opt(q.dist)))
+    # official optimize_tsp.py: max_num_pairs = 10, loop until 8 valid traces
+    cfg = OPROConfig(
+        steps=preset.scripted_tsp_steps, max_shown=10, resample_invalid=True, seed=seed
     )
-    p.add_argument(
-        "--scorer",
-        default="local",
-        help="scorer LLM of the prompt-optimisation phase (temperature 0); 'scripted' = a "
-        "scripted stand-in for tests. Same spec syntax as --llm",
-    )
-    p.add_argument(
-        "--prompt-task",
-        default=None,
-        help="task of the prompt-optimisation phase: gsm8k, or bbh:<task> (BIG-Bench Hard, "
-        "files under --data-dir/bbh/<task>.json[l]); default: the preset's",
-    )
-    p.add_argument("--llm-steps", type=int, default=None, help="override the preset's step cap")
-    p.add_argument(
-        "--llm-seconds", type=float, default=None, help="override the per-seed time budget"
-    )
+    res, _ = _run(ctx, f"seed{seed}/scripted-tsp", q, cfg, ScriptedBackend(scripted_tsp_optimizer))
+    v["scripted/tsp/optimal"] = float(res.steps_to_optimum is not None)
+    v["scripted/tsp/gap"] = q.gap(res.best.value)
+    return v
 
 
-def make_llm(spec: str) -> LLM:
-    if spec == "scripted":
-        return ScriptedBackend(scripted_linreg_optimizer, name="scripted-best+-1")
-    try:
-        return load_llm(spec)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+def versus_unit(ctx: RunContext, models: Models, problem, task: str, seed: int, cfg: OPROConfig,
+                floor: float, value: str) -> tuple[dict, dict]:  # fmt: skip
+    """The --llm optimizer, then random search and local perturbation at the same number of
+    evaluations, and each baseline run on to the optimum (evaluations it needs)."""
+    preset = ctx.preset
+    res, dt = _run(ctx, f"seed{seed}/{task}-llm", problem, cfg, models.llm,
+                   seconds=preset.llm_seconds)  # fmt: skip
+    usage = res.usage
+    v = {f"{task}/llm/{value}": res.best.value - floor, f"{task}/llm/found": float(res.steps_to_optimum is not None),
+         f"{task}/llm/evaluations": res.evaluations, f"{task}/llm/steps": res.steps_run,
+         f"{task}/llm/samples": res.samples, f"{task}/llm/parse_rate": res.parse_rate if res.samples else 0.0,
+         f"{task}/llm/seconds": dt, f"{task}/llm/usage_calls": usage.get("calls", 0),
+         f"{task}/llm/completion_tokens": usage.get("completion_tokens", 0)}  # fmt: skip
+    if res.evaluations_to_optimum is not None:
+        v[f"{task}/llm/evaluations_to_optimum"] = res.evaluations_to_optimum
+    curves = {"llm": _curve(res, floor)}
+    # the step cap only stops a search that keeps proposing explored solutions
+    budget = replace(cfg, steps=20 * res.evaluations + 10, max_evaluations=res.evaluations,
+                     resample_invalid=False)  # fmt: skip
+    cap = preset.baseline_max_evaluations
+    free = replace(budget, steps=20 * cap + 10, max_evaluations=cap)
+    for name, make in (("random", RandomSearch), ("local", LocalPerturbation)):
+        base, _ = _run(ctx, f"seed{seed}/{task}-{name}", problem, budget, proposer=make(budget))
+        v[f"{task}/{name}/{value}"] = base.best.value - floor
+        v[f"{task}/{name}/found"] = float(base.steps_to_optimum is not None)
+        v[f"{task}/{name}/evaluations"] = base.evaluations
+        curves[name] = _curve(base, floor)
+        run_on, _ = _run(
+            ctx, f"seed{seed}/{task}-{name}-to-optimum", problem, free, proposer=make(free)
+        )
+        v[f"{task}/{name}/evaluations_to_optimum"] = (
+            run_on.evaluations_to_optimum or preset.baseline_max_evaluations + 1
+        )
+    ctx.log.info("seed %d %s: %s %d evaluations (%d steps, parse rate %.2f, %.0f s): %s %.4g; "
+                 "random %.4g, local %.4g", seed, task, models.llm.name, res.evaluations,
+                 res.steps_run, v[f"{task}/llm/parse_rate"], dt, value, v[f"{task}/llm/{value}"],
+                 v[f"{task}/random/{value}"], v[f"{task}/local/{value}"])  # fmt: skip
+    return v, curves
 
 
-def make_scorer(spec: str, llm: LLM, llm_spec: str) -> LLM:
-    if spec == "scripted":
-        return ScriptedBackend(lambda p: "positive", name="scripted-scorer",
-                               scorer=scripted_sentiment_scorer)  # fmt: skip
-    if spec == llm_spec:
-        return llm  # one model, loaded once
-    return make_llm(spec)
+def linreg_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
+    prob = LinearRegression(15, 14, rep=seed)
+    cfg = OPROConfig(steps=ctx.preset.linreg_steps, max_new_tokens=ctx.preset.llm_max_new_tokens,
+                     seed=seed)  # fmt: skip
+    return versus_unit(ctx, models, prob, "linreg", seed, cfg, linreg_loss(prob.X, prob.y, 15, 14),
+                       "excess_loss")  # fmt: skip
 
 
-# BIG-Bench Hard tasks whose targets are yes/no, true/false or valid/invalid, whose answers
-# the official evaluation compares as booleans
-BBH_BOOLEAN_TASKS = {
-    "boolean_expressions", "causal_judgement", "formal_fallacies", "navigate",
-    "sports_understanding", "web_of_lies",
-}  # fmt: skip
+def tsp_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
+    q = TSP(n=ctx.preset.tsp_n, seed=seed)
+    cfg = OPROConfig(steps=ctx.preset.tsp_steps, max_shown=10, resample_invalid=True,
+                     max_samples_per_step=ctx.preset.tsp_max_samples,
+                     max_new_tokens=ctx.preset.llm_max_new_tokens, seed=seed)  # fmt: skip
+    v, curves = versus_unit(ctx, models, q, "tsp", seed, cfg, q.optimum, "excess_length")
+    for name in ("llm", "random", "local"):
+        v[f"tsp/{name}/gap"] = 100 * v[f"tsp/{name}/excess_length"] / q.optimum
+    curves = {k: [(e, 100 * x / q.optimum) for e, x in c] for k, c in curves.items()}
+    return v, curves
 
 
-def load_prompt_task(pre: Preset, ctx: RunContext, seed: int):
-    """(train, test, labels, dataset) of the prompt-optimisation phase."""
-    task = getattr(ctx.args, "prompt_task", None) or pre.prompt_task
-    if task.startswith("bbh:"):
-        name = task.removeprefix("bbh:")
-        if not name:
-            raise UsageError("--prompt-task bbh:<task> needs a task name, e.g. bbh:navigate")
-        # official BBH protocol: 20% of the task for training, the rest for testing
-        train, test = split_train_test(load_bbh(ctx.data_dir, name), 0.2, 0, pre.prompt_max_test)
-        return train, test, None, task
-    if task not in ("gsm8k", pre.prompt_task):
-        raise UsageError(f"--prompt-task must be gsm8k or bbh:<task>, got {task!r}")
-    if task == "gsm8k":
-        train, _ = split_train_test(load_gsm8k(ctx.data_dir, "train"), pre.prompt_train_ratio)
-        test = load_gsm8k(ctx.data_dir, "test")
-        return train, test[: pre.prompt_max_test] if pre.prompt_max_test else test, None, "gsm8k"
-    data = make_sentiment_task(pre.prompt_examples, seed)
-    train, test = split_train_test(data, pre.prompt_train_ratio, seed, pre.prompt_max_test)
-    return train, test, SENTIMENT_LABELS, "sentiment"
+def load_prompt_data(preset: Preset, data_dir, seed: int):
+    """(train, validation, test, labels) of the prompt task; MissingDataError first."""
+    kind = task_kind(preset.prompt_task)
+    if kind.dataset == "gsm8k":  # official: 3.5% of GSM8K train to optimise, the test file to test
+        train, evals, _ = split_examples(load_gsm8k(data_dir, "train"), preset.prompt_train_ratio,
+                                         preset.prompt_eval_ratio)  # fmt: skip
+        test = load_gsm8k(data_dir, "test")[: preset.prompt_max_test]
+        return train, evals, test, None
+    if kind.dataset == "bbh":  # official: 20% of the task to optimise, the rest to test
+        data = load_bbh(data_dir, kind.task)
+        return (*split_examples(data, preset.prompt_train_ratio, preset.prompt_eval_ratio,
+                                max_test=preset.prompt_max_test), None)  # fmt: skip
+    data = make_sentiment_task(preset.prompt_examples, seed)
+    return (*split_examples(data, preset.prompt_train_ratio, preset.prompt_eval_ratio,
+                            max_test=preset.prompt_max_test), SENTIMENT_LABELS)  # fmt: skip
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    if args.llm_steps is not None and args.llm_steps < 1:
-        raise UsageError(f"--llm-steps must be >= 1, got {args.llm_steps}")
-    if args.llm_seconds is not None and not args.llm_seconds > 0:
-        raise UsageError(f"--llm-seconds must be > 0, got {args.llm_seconds}")
+def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
+    """Instruction optimisation on the training split; then the best instruction (by training
+    accuracy) and the human-written ones (the best of them by training accuracy) on test."""
+    preset = ctx.preset
+    train, evals, test, labels = load_prompt_data(preset, ctx.data_dir, seed)
+    prob = PromptOptimizationProblem(
+        models.scorer, train, labels=labels, kind=task_kind(preset.prompt_task),
+        scoring=preset.scoring, position=preset.position,
+        meta_prompt_type=preset.meta_prompt_type, exemplar_selection=preset.exemplar_selection,
+        threshold=SCORER_THRESHOLD[preset.scorer_style], eval_examples=evals,
+    )  # fmt: skip
+    only = preset.meta_prompt_type == "instructions_only"
+    cfg = OPROConfig(steps=preset.prompt_steps, proposals_per_step=preset.prompt_per_step,
+                     max_shown=10**6 if only else 20, max_new_tokens=preset.prompt_max_new_tokens,
+                     stop_at_optimum=False, seed=seed)  # fmt: skip
+    optimizer = models.llm
+    res, dt = _run(ctx, f"seed{seed}/prompt", prob, cfg, optimizer,
+                   PromptProposer(optimizer, cfg), preset.llm_seconds)  # fmt: skip
+    humans = {"start": INITIAL_INSTRUCTION, **HUMAN_INSTRUCTIONS}
+    train_acc = {k: prob.score(ins) for k, ins in humans.items()}
+    human = max(humans, key=lambda k: (train_acc[k], k == "start"))  # chosen on training data
+    test_acc = {k: prob.evaluate(ins, test) for k, ins in humans.items()}
+    best = res.best
+    opro_test = prob.evaluate(best.solution, test)
+    v = {"prompt/opro/train_acc": best.value, "prompt/opro/test_acc": opro_test,
+         "prompt/human/train_acc": train_acc[human], "prompt/human/test_acc": test_acc[human],
+         "prompt/opro/steps": res.steps_run, "prompt/opro/instructions_scored": res.evaluations,
+         "prompt/opro/parse_rate": res.parse_rate if res.samples else 0.0,
+         "prompt/opro/seconds": dt, "prompt/n_test": len(test)}  # fmt: skip
+    for k in humans:
+        v[f"prompt/{k}/test_acc"] = test_acc[k]
+    info = {"task": preset.prompt_task, "optimizer": optimizer.name, "scorer": models.scorer.name,
+            "train": len(train), "validation": len(evals), "test": len(test),
+            "best": best.solution, "best_human": humans[human], "filtered": dict(prob.filtered),
+            "eval_results": [list(r) for r in prob.eval_results],
+            "instructions": [[s.solution, s.value, s.step] for s in res.history],
+            "curve": [float(x) for x in res.best_per_step]}  # fmt: skip
+    ctx.log.info("seed %d prompt: best %r train %.3f test %.3f; best human %r test %.3f", seed,
+                 best.solution, best.value, opro_test, humans[human], test_acc[human])  # fmt: skip
+    return v, info
+
+
+# ------------------------------------------------------------------ run
+
+
+def check_data(preset: Preset, data_dir) -> None:
+    """Stop at once when the paper's data is missing (before any model is loaded)."""
+    kind = task_kind(preset.prompt_task)
+    if kind.dataset == "gsm8k":
+        for split in ("train", "test"):
+            if not any(p.exists() for p in gsm8k_paths(data_dir, split)):
+                load_gsm8k(data_dir, split)  # raises MissingDataError
+    elif kind.dataset == "bbh":
+        load_bbh(data_dir, kind.task)
 
 
 def run(ctx: RunContext) -> Report:
-    args = ctx.args
-    _check_args(args)
-    pre = PRESETS[ctx.preset]
-    llm_steps = args.llm_steps or pre.llm_steps
-    llm_seconds = args.llm_seconds or pre.llm_seconds
-    traj = ctx.out_dir / "trajectories"
-    m = Metrics()
-    prompt_data = load_prompt_task(pre, ctx, ctx.seeds[0])  # MissingDataError before any work
-    golden = check_golden()
-    ctx.log.info("golden meta-prompts: %s", golden)
-    t0 = time.perf_counter()
-    llm = make_llm(args.llm)
-    ctx.log.info("optimizer LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
-    curves_lr: dict[str, list[float]] = {}
-    curves_tsp: dict[str, list[float]] = {}
-    for seed in ctx.seeds:
-        seed_everything(seed)
-        # ---- (2a) scripted capable optimizer on the paper's regression settings
-        found, steps = [], []
-        for w, b in pre.linreg_settings:
-            prob = LinearRegression(w, b, rep=seed)
-            cfg = OPROConfig(steps=pre.scripted_steps, seed=seed)
-            res = OPRO(prob, ScriptedBackend(scripted_linreg_optimizer), config=cfg).run(
-                traj / f"scripted-linreg-w{w}-b{b}-seed{seed}", resume=ctx.resume
+    preset = ctx.preset
+    check_data(preset, ctx.data_dir)
+    models = Models(ctx)
+    if preset.llm.startswith("openai:") or preset.scorer.startswith("openai:"):
+        models.llm, models.scorer  # noqa: B018  (one request each, before any work)
+    official = ctx.cached("official", agreement)
+    ctx.log.info("agreement with the official functions: %s", official)
+    metrics, curves, prompt_info = Metrics(), {}, {}
+    try:
+        for seed in ctx.seeds:
+            metrics.update(
+                seed,
+                ctx.cached(f"seed{seed}/scripted", lambda s=seed: scripted_unit(preset, s, ctx)),
             )
-            found.append(res.steps_to_optimum is not None)
-            if res.steps_to_optimum is not None:
-                steps.append(res.steps_to_optimum)
-        m.add("scripted/linreg_success_rate", seed, np.mean(found))
-        m.add(
-            "scripted/linreg_found_15_14", seed, float(found[pre.linreg_settings.index((15, 14))])
-        )
-        m.add("scripted/linreg_steps", seed, np.mean(steps) if steps else np.nan)
-        # ---- (2b) TSP: scripted optimizer, baselines, reference solvers
-        q = TSP(n=pre.tsp_n, seed=seed)
-        for name, solver in (("nn", nearest_neighbour), ("fi", farthest_insertion)):
-            m.add(f"tsp/{name}_gap", seed, q.gap(tour_length(q.dist, solver(q.dist))))
-        m.add("tsp/two_opt_gap", seed, q.gap(tour_length(q.dist, two_opt(q.dist))))
-        cfg = OPROConfig(
-            steps=pre.tsp_steps, max_shown=10, resample_invalid=True, seed=seed
-        )  # official optimize_tsp.py: max_num_pairs = 10, loop until 8 valid traces
-        runs = {
-            "scripted": OPRO(q, ScriptedBackend(scripted_tsp_optimizer), config=cfg),
-            "random": OPRO(q, proposer=RandomSearch(cfg), config=cfg),
-            "local": OPRO(q, proposer=LocalPerturbation(cfg), config=cfg),
-        }
-        for name, opt in runs.items():
-            res = opt.run(traj / f"tsp-{name}-seed{seed}", resume=ctx.resume)
-            m.add(f"tsp/{name}_gap", seed, q.gap(res.best.value))
-            m.add(f"tsp/{name}_optimal", seed, float(res.steps_to_optimum is not None))
-            m.add(f"tsp/{name}_steps", seed, res.steps_run)
-            if seed == ctx.seeds[0]:
-                curves_tsp[name] = [q.gap(v) for v in res.best_per_step]
-        ctx.log.info(
-            "seed %d: scripted regression success %.2f; TSP n=%d gap scripted %.2f%%",
-            seed, np.mean(found), pre.tsp_n, m.values("tsp/scripted_gap")[-1],
-        )  # fmt: skip
-        # ---- (3) the --llm optimizer vs random search vs local perturbation, equal budget
-        prob = LinearRegression(15, 14, rep=seed)
-        floor = linreg_loss(prob.X, prob.y, 15, 14)
-        cfg = OPROConfig(steps=llm_steps, max_new_tokens=pre.llm_max_new_tokens, seed=seed)
-        t1 = time.perf_counter()
-        res_llm = OPRO(prob, llm, config=cfg).run(
-            traj / f"llm-linreg-seed{seed}", resume=ctx.resume, time_budget_s=llm_seconds
-        )
-        dt = time.perf_counter() - t1
-        budget = replace(cfg, steps=res_llm.steps_run)  # the same number of steps and samples
-        res_base = {
-            "random": OPRO(prob, proposer=RandomSearch(budget), config=budget).run(
-                traj / f"random-linreg-seed{seed}", resume=ctx.resume
-            ),
-            "local": OPRO(prob, proposer=LocalPerturbation(budget), config=budget).run(
-                traj / f"local-linreg-seed{seed}", resume=ctx.resume
-            ),
-        }
-        for name, res in (("llm", res_llm), *res_base.items()):
-            m.add(f"{name}/linreg_found", seed, float(res.steps_to_optimum is not None))
-            m.add(f"{name}/linreg_excess_loss", seed, res.best.value - floor)
-            m.add(f"{name}/linreg_evaluations", seed, res.evaluations)
-            if seed == ctx.seeds[0]:
-                curves_lr[name] = [v - floor for v in res.best_per_step]
-        m.add("llm/linreg_steps", seed, res_llm.steps_run)
-        m.add("llm/parse_rate", seed, res_llm.parse_rate)
-        m.add("llm/seconds_per_step", seed, dt / max(res_llm.steps_run, 1))
-        for k in ("calls", "prompt_tokens", "completion_tokens"):
-            m.add(f"llm/usage_{k}", seed, res_llm.usage.get(k, 0))
-        ctx.log.info(
-            "seed %d: %s %d steps in %.0f s, parse rate %.2f, excess loss %.1f "
-            "(random %.1f, local %.1f)",
-            seed, llm.name, res_llm.steps_run, dt, res_llm.parse_rate,
-            m.values("llm/linreg_excess_loss")[-1], m.values("random/linreg_excess_loss")[-1],
-            m.values("local/linreg_excess_loss")[-1],
-        )  # fmt: skip
-        ctx.save_partial(m, usage=llm.usage.as_dict())
-    # ---- (4) prompt optimisation, once (first seed)
-    prompt_info, curve_prompt = run_prompt_phase(ctx, pre, m, llm, prompt_data)
-    ctx.save_partial(m, usage=llm.usage.as_dict())
-    ctx.save_figure(
-        plot_best({"opro": curve_prompt}, ylabel="best training accuracy"), "prompt_best.png"
+            for task, unit in (("linreg", linreg_unit), ("tsp", tsp_unit), ("prompt", prompt_unit)):
+                values, extra = ctx.cached(
+                    f"seed{seed}/{task}", lambda s=seed, u=unit: u(ctx, models, s)
+                )
+                metrics.update(seed, values)
+                if seed == ctx.seeds[0]:
+                    curves[task] = extra
+                if task == "prompt":
+                    prompt_info[f"seed{seed}"] = extra
+            ctx.save_partial(metrics)
+    except LLMError as e:
+        raise UsageError(f"LLM backend failed: {e}") from None
+    ctx.save_figure(plot_curves(curves["linreg"], "linear regression (15, 14), seed "
+                                f"{ctx.seeds[0]}", "best loss - loss(15, 14)"), "linreg_best.png")  # fmt: skip
+    ctx.save_figure(plot_curves(curves["tsp"], f"TSP n = {preset.tsp_n}, seed {ctx.seeds[0]}",
+                                "optimality gap (%)"), "tsp_best.png")  # fmt: skip
+    ctx.save_figure(plot_paper_vs_ours(metrics, preset), "paper_vs_ours.png")
+    llm_name = models._loaded[preset.llm].name if preset.llm in models._loaded else preset.llm
+    extra = {"llm": preset.llm, "llm_name": llm_name, "scorer": preset.scorer,
+             "official_agreement": official, "prompt_optimisation": prompt_info}  # fmt: skip
+    return Report(
+        metrics, make_claims(metrics, preset), make_checks(metrics, preset, official), extra
     )
-    ctx.save_figure(plot_best(curves_lr, ylabel="best loss - loss(15, 14)"), "linreg_best.png")
-    ctx.save_figure(plot_best(curves_tsp, ylabel="optimality gap (%)"), "tsp_best.png")
-    claims = make_claims(m, golden, llm.name, pre, llm_seconds, prompt_info)
-    extra = {"llm": llm.name, "usage": llm.usage.as_dict(), "golden": golden}
-    return Report(m, claims, {**extra, "prompt_optimisation": prompt_info})
 
 
-def run_prompt_phase(ctx: RunContext, pre: Preset, m: Metrics, llm: LLM, data) -> tuple:
-    """Instruction optimisation on the training split, then test accuracy of the best
-    instruction (by training accuracy) and of the starting instruction."""
-    args, seed = ctx.args, ctx.seeds[0]
-    train, test, labels, dataset = data
-    scorer = make_scorer(args.scorer, llm, args.llm)
-    optimizer = (
-        ScriptedBackend(scripted_instruction_optimizer, name="scripted-instructions")
-        if args.llm == "scripted"
-        else llm
-    )
-    prob = PromptOptimizationProblem(
-        scorer, train, labels=labels, dataset=dataset, seed=seed,
-        threshold=0.0 if dataset != "gsm8k" else 0.3,
-        treat_as_bool=dataset.removeprefix("bbh:") in BBH_BOOLEAN_TASKS,
-    )  # fmt: skip
-    cfg = OPROConfig(
-        steps=pre.prompt_steps, proposals_per_step=pre.prompt_per_step, max_shown=20,
-        max_new_tokens=pre.prompt_max_new_tokens, stop_at_optimum=False, seed=seed,
-    )  # fmt: skip
-    t0 = time.perf_counter()
-    opt = OPRO(prob, optimizer, config=cfg, proposer=PromptProposer(optimizer, cfg))
-    res = opt.run(
-        ctx.out_dir / "trajectories" / f"prompt-seed{seed}",
-        resume=ctx.resume,
-        time_budget_s=pre.prompt_seconds,
-    )
-    t_opt = time.perf_counter() - t0
-    start = next(s for s in res.history if s.solution == INITIAL_INSTRUCTION)
-    best = res.best
-    start_test = prob.evaluate(INITIAL_INSTRUCTION, test)
-    best_test = (
-        start_test if best.solution == INITIAL_INSTRUCTION else prob.evaluate(best.solution, test)
-    )
-    dt = time.perf_counter() - t0
-    for k, v in {
-        "start_train_acc": start.value, "best_train_acc": best.value,
-        "start_test_acc": start_test, "best_test_acc": best_test,
-        "test_gain_points": 100 * (best_test - start_test), "steps": res.steps_run,
-        "parse_rate": res.parse_rate, "instructions_scored": len(res.history),
-        "seconds": dt, "optimisation_seconds": t_opt,
-    }.items():  # fmt: skip
-        m.add(f"prompt/{k}", seed, v)
-    info = {
-        "task": dataset, "optimizer": optimizer.name, "scorer": scorer.name,
-        "train": len(train), "test": len(test), "start": INITIAL_INSTRUCTION,
-        "best": best.solution, "filtered": dict(prob.filtered),
-        "instructions": [[s.solution, s.value, s.step] for s in res.history],
-    }  # fmt: skip
-    ctx.log.info(
-        "prompt optimisation (%s, scorer %s): %d steps in %.0f s; best %r train %.3f test %.3f"
-        " vs start train %.3f test %.3f",
-        optimizer.name, scorer.name, res.steps_run, dt, best.solution, best.value, best_test,
-        start.value, start_test,
-    )  # fmt: skip
-    return info, [float(v) for v in res.best_per_step]
+app = ExperimentApp.from_module(__name__)
+main = app.main
 
-
-def make_claims(
-    m: Metrics,
-    golden: dict[str, bool],
-    llm_name: str,
-    pre: Preset,
-    llm_seconds: float,
-    prompt_info: dict | None = None,
-) -> list[Claim]:
-    lr_ok = m.mean("scripted/linreg_success_rate")
-    tsp_ok = m.mean("tsp/scripted_optimal")
-    llm_x, rnd_x = m.mean("llm/linreg_excess_loss"), m.mean("random/linreg_excess_loss")
-    return [
-        Claim(
-            "protocol",
-            "Our meta-prompts are the official code's, character for character; the "
-            "optimizer's replies are parsed as the official code parses them.",
-            "official optimize_linear_regression.py / optimize_tsp.py / opt_utils.py formats",
-            f"golden regression: {golden['linreg']}, TSP: {golden['tsp']}, instruction "
-            f"meta-prompt: {golden['instruction']}; parse rate of "
-            f"{llm_name}: {m.fmt('llm/parse_rate', 3)}",
-            "all three golden strings match exactly",
-            all(golden.values()),
-        ),
-        Claim(
-            "capable-linreg",
-            "A capable optimizer reaches (w_true, b_true) = (15, 14) from the OPRO meta-prompt.",
-            "Table 2: text-bison, gpt-3.5-turbo and gpt-4 reach (15, 14) in every repetition",
-            f"scripted best +/- 1: (15, 14) found in {m.mean('scripted/linreg_found_15_14'):.2f}"
-            f" of seeds; all {len(pre.linreg_settings)} settings: success {lr_ok:.2f}, "
-            f"{m.fmt('scripted/linreg_steps', 3)} steps when found",
-            f"(15, 14) found in every seed within {pre.scripted_steps} steps",
-            m.mean("scripted/linreg_found_15_14") == 1.0,
-        ),
-        Claim(
-            "capable-tsp",
-            f"A capable optimizer reaches the optimum of TSP with n = {pre.tsp_n}.",
-            "Table 3: n = 10, 0.0% optimality gap for text-bison, gpt-3.5-turbo and gpt-4",
-            f"scripted: optimal in {tsp_ok:.2f} of seeds, gap {m.fmt('tsp/scripted_gap', 3)}%"
-            f" (NN {m.fmt('tsp/nn_gap', 3)}%, FI {m.fmt('tsp/fi_gap', 3)}%, random search "
-            f"{m.fmt('tsp/random_gap', 3)}%)",
-            f"optimum (Held-Karp) reached in every seed within {pre.tsp_steps} steps",
-            tsp_ok == 1.0,
-        ),
-        Claim(
-            "llm-vs-random",
-            f"The LLM optimizer ({llm_name}) beats random search at the same evaluation budget.",
-            "Section 3.1: LLMs find (15, 14) in a few steps, exploring far fewer points than "
-            "exhaustive search",
-            f"excess loss {m.fmt('llm/linreg_excess_loss', 4)} vs random "
-            f"{m.fmt('random/linreg_excess_loss', 4)} (local perturbation "
-            f"{m.fmt('local/linreg_excess_loss', 4)}); found (15, 14): "
-            f"{m.mean('llm/linreg_found'):.2f} vs {m.mean('random/linreg_found'):.2f}; "
-            f"{m.fmt('llm/linreg_steps', 3)} steps of 8 samples "
-            f"(budget {pre.llm_steps} steps / {llm_seconds:g} s per seed)",
-            "mean excess loss of the LLM < that of random search",
-            llm_x < rnd_x,
-        ),
-        _prompt_claim(m, pre, prompt_info or {}),
-    ]
-
-
-def _prompt_claim(m: Metrics, pre: Preset, info: dict) -> Claim:
-    start, best = m.mean("prompt/start_test_acc"), m.mean("prompt/best_test_acc")
-    # a gain on a few dozen test questions is noisy: ask for 2 standard errors of the
-    # difference of two proportions measured on the same n test examples
-    n = max(int(info.get("test") or 1), 1)
-    se = ((best * (1 - best) + start * (1 - start)) / n) ** 0.5
-    return Claim(
-        "prompt-opt",
-        "The instruction found by OPRO has a higher test accuracy than the starting "
-        f"instruction {INITIAL_INSTRUCTION!r}.",
-        "abstract: the best OPRO instructions beat human-designed ones by up to 8% on GSM8K",
-        f"{info.get('task')} ({info.get('train')} train / {info.get('test')} test), "
-        f"optimizer {info.get('optimizer')}, scorer {info.get('scorer')}: best "
-        f"{info.get('best')!r} test {100 * best:.1f}% (train "
-        f"{100 * m.mean('prompt/best_train_acc'):.1f}%) vs start test {100 * start:.1f}% "
-        f"(train {100 * m.mean('prompt/start_train_acc'):.1f}%): "
-        f"{m.mean('prompt/test_gain_points'):+.1f} points; "
-        f"{m.mean('prompt/steps'):.0f} steps x {pre.prompt_per_step} instructions, parse rate "
-        f"{m.mean('prompt/parse_rate'):.2f}, {m.mean('prompt/instructions_scored'):.0f} "
-        f"instructions scored; 2 SE of the gain = {200 * se:.1f} points",
-        "test accuracy gain of the best instruction > 2 standard errors of the difference",
-        bool(best - start > 2 * se),
-    )
+if __name__ == "__main__":
+    raise SystemExit(main())

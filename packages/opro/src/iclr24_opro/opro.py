@@ -7,8 +7,9 @@ One OPRO step (paper Section 2, Figure 2):
     s_1..s_K      ~ LLM(meta_prompt_t, temperature=1.0)          # K = 8 proposals per step
     history      <- history + {(s_i, f(s_i))} for the s_i that parse and are valid
 
-The same loop drives the baselines (random search, local perturbation of the best) with the
-same evaluation budget: only the `Proposer` changes. Every step is appended to a trajectory
+The same loop drives the baselines (baselines.py: random search, local perturbation of the
+best) at the same number of evaluations (distinct solutions scored, ``max_evaluations``):
+only the `Proposer` changes. Every step is appended to a trajectory
 JSONL, the state is checkpointed after every step (JSON, atomic) and `resume=True` continues
 from it; the sampling seed of a step depends only on (seed, step, attempt), so a resumed run
 continues the same trajectory as one run straight through.
@@ -75,6 +76,9 @@ class OPROConfig:
     valid ones among exactly `proposals_per_step` samples (official regression loop)."""
     max_samples_per_step: int = 32
     """Cap on samples per step when resampling (the official TSP loop has none and can hang)."""
+    max_evaluations: int | None = None
+    """Stop once this many distinct new solutions have been scored (equal-evaluation
+    comparisons); the last step's proposals are cut to fit."""
     stop_at_optimum: bool = True
     """Stop once `problem.is_optimal` (official regression loop: break on (w_true, b_true))."""
     seed: int = 0
@@ -141,33 +145,6 @@ class LLMProposer:
 
 
 @dataclass
-class RandomSearch:
-    """Baseline: `proposals_per_step` independent draws from the problem's search space."""
-
-    config: OPROConfig
-    name: str = "random"
-
-    def propose(self, problem: Problem, history: list[Scored], step: int) -> Proposal:
-        rng = np.random.default_rng(step_seed(self.config.seed, step))
-        sols = [problem.random_solution(rng) for _ in range(self.config.proposals_per_step)]
-        return Proposal(sols, [], len(sols))
-
-
-@dataclass
-class LocalPerturbation:
-    """Baseline: `proposals_per_step` random perturbations of the best solution so far."""
-
-    config: OPROConfig
-    name: str = "local"
-
-    def propose(self, problem: Problem, history: list[Scored], step: int) -> Proposal:
-        rng = np.random.default_rng(step_seed(self.config.seed, step))
-        best = shown_in_prompt(problem, history, 1)[0].solution
-        sols = [problem.perturb(best, rng) for _ in range(self.config.proposals_per_step)]
-        return Proposal(sols, [], len(sols))
-
-
-@dataclass
 class OPROResult:
     history: list[Scored]
     best: Scored
@@ -176,7 +153,10 @@ class OPROResult:
     steps_run: int
     steps_to_optimum: int | None
     """Steps until an optimal solution was first proposed (1-based), None if never."""
+    evaluations_to_optimum: int | None
+    """Distinct solutions scored until the optimum (starting ones not counted), None if never."""
     evaluations: int
+    """Distinct new solutions scored (the paper's "unique pairs explored", starts excluded)."""
     samples: int
     parsed: int
     usage: dict[str, int] = field(default_factory=dict)
@@ -212,6 +192,7 @@ class OPRO:
         self.best_per_step: list[float] = []
         self.step_index = 0
         self.steps_to_optimum: int | None = None
+        self.evaluations_to_optimum: int | None = None
         self.evaluations = self.samples = self.parsed = 0
         self._usage_prior: dict[str, int] = {}  # spent before a resume
         self._usage_base = self._ledger()  # the backend's ledger when this run started
@@ -231,12 +212,14 @@ class OPRO:
     # ---- state
 
     def _add(self, sol: Solution, step: int) -> Scored:
+        """Score a solution not seen before and append it to the history (the official
+        history is a set: a solution proposed again is neither re-scored nor counted)."""
         s = Scored(sol, float(self.problem.score(sol)), step)
-        if self.problem.key(sol) not in self._keys:  # the official history is a set
-            self._keys.add(self.problem.key(sol))
-            self.history.append(s)
+        self._keys.add(self.problem.key(sol))
+        self.history.append(s)
         if self.steps_to_optimum is None and self.problem.is_optimal(sol, s.value):
             self.steps_to_optimum = max(step + 1, 0)
+            self.evaluations_to_optimum = self.evaluations + (step >= 0)
         return s
 
     def best(self) -> Scored:
@@ -250,8 +233,10 @@ class OPRO:
             "best_per_step": self.best_per_step,
             "step_index": self.step_index,
             "steps_to_optimum": self.steps_to_optimum,
+            "evaluations_to_optimum": self.evaluations_to_optimum,
             "counts": [self.evaluations, self.samples, self.parsed],
             "usage": self.usage(),
+            "problem": self.problem.state_dict() if hasattr(self.problem, "state_dict") else None,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -260,29 +245,44 @@ class OPRO:
         self.best_per_step = list(state["best_per_step"])
         self.step_index = int(state["step_index"])
         self.steps_to_optimum = state["steps_to_optimum"]
+        self.evaluations_to_optimum = state.get("evaluations_to_optimum")
         self.evaluations, self.samples, self.parsed = state["counts"]
+        if state.get("problem") is not None:
+            self.problem.load_state_dict(state["problem"])
         self._usage_prior, self._usage_base = dict(state.get("usage", {})), self._ledger()
 
     # ---- loop
 
     def start(self) -> None:
         for sol in self.problem.initial_solutions():
-            self._add(sol, -1)
+            if self.problem.key(sol) not in self._keys:
+                self._add(sol, -1)
         self.best_per_step = [self.best().value]
 
     def done(self) -> bool:
         hit = self.config.stop_at_optimum and self.steps_to_optimum is not None
-        return hit or self.step_index >= self.config.steps
+        cap = self.config.max_evaluations
+        spent = cap is not None and self.evaluations >= cap
+        return hit or spent or self.step_index >= self.config.steps
 
     def step(self) -> dict[str, Any]:
         """One optimisation step; returns its trajectory record."""
         t = self.step_index
         prop = self.proposer.propose(self.problem, self.history, t)
-        uniq: dict[Hashable, Solution] = {}
+        new: dict[Hashable, Solution] = {}
         for sol in prop.solutions:  # official: np.unique on the step's proposals
-            uniq.setdefault(self.problem.key(sol), sol)
-        scored = [self._add(sol, t) for sol in uniq.values()]
-        self.evaluations += len(scored)
+            k = self.problem.key(sol)
+            if k not in self._keys:
+                new.setdefault(k, sol)
+        todo = list(new.values())
+        if self.config.max_evaluations is not None:
+            todo = todo[: max(0, self.config.max_evaluations - self.evaluations)]
+        scored = []
+        for sol in todo:
+            scored.append(self._add(sol, t))
+            self.evaluations += 1
+        if hasattr(self.problem, "after_step"):
+            self.problem.after_step(t, scored)
         self.samples += prop.samples
         self.parsed += len(prop.solutions)
         self.best_per_step.append(self.best().value)
@@ -292,7 +292,7 @@ class OPRO:
             "proposer": self.proposer.name,
             "samples": prop.samples,
             "parsed": len(prop.solutions),
-            "proposals": [{"solution": s.solution, "value": s.value} for s in scored],
+            "new": [{"solution": s.solution, "value": s.value} for s in scored],
             "raw_outputs": prop.raw,
             "best_value": self.best_per_step[-1],
             "usage": self.usage(),
@@ -340,6 +340,7 @@ class OPRO:
             best_per_step=list(self.best_per_step),
             steps_run=self.step_index,
             steps_to_optimum=self.steps_to_optimum,
+            evaluations_to_optimum=self.evaluations_to_optimum,
             evaluations=self.evaluations,
             samples=self.samples,
             parsed=self.parsed,
@@ -353,25 +354,6 @@ def _truncate_jsonl(path: Path | None, n_lines: int) -> None:
         return
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     path.write_text("".join(lines[:n_lines]), encoding="utf-8")
-
-
-def plot_best(curves: dict[str, Sequence[float]], *, ylabel: str = "best value", title: str = ""):
-    """Best value per step, one line per optimizer; returns the matplotlib figure."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 3.5))
-    for name, ys in curves.items():
-        ax.plot(np.arange(len(ys)), ys, label=name, drawstyle="steps-post")
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    ax.legend()
-    fig.tight_layout()
-    return fig
 
 
 @dataclass

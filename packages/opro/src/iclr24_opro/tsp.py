@@ -49,20 +49,32 @@ def nearest_neighbour(dist: np.ndarray) -> list[int]:
 
 
 def farthest_insertion(dist: np.ndarray) -> list[int]:
-    """Official 'farthest_insertion': from [0], insert the city whose cheapest insertion is
-    the most expensive, at that cheapest place (never before city 0)."""
+    """Official solve_tsp 'farthest_insertion', ties included: from [0], every remaining city
+    (in index order) gets its cheapest insertion place (1..len, never before city 0) by the
+    new tour's whole length **truncated to an integer** (official num_decimals = 0, summed
+    edge by edge in tour order, closing edge last); the city whose cheapest length is the
+    largest is inserted there. The truncation makes ties, broken towards the first place and
+    the first city as the official strict comparisons do."""
     n = len(dist)
     tour = [0]
     free = list(range(1, n))
     while free:
+        m = len(tour)
+        f = np.asarray(free)[:, None, None]  # (F, 1, 1)
+        pos = np.arange(1, m + 1)[None, :, None]  # insertion index i: tour[:i] + [f] + tour[i:]
+        k = np.arange(m + 1)[None, None, :]
         t = np.asarray(tour)
-        a, b = t, np.roll(t, -1)  # edges (a_k -> b_k) of the closed tour
-        f = np.asarray(free)
-        # insertion cost of city f_i into edge k: d(a, f) + d(f, b) - d(a, b)     (m, len)
-        cost = dist[f][:, a] + dist[f][:, b] - dist[a, b][None, :]
-        pos = cost.argmin(1)
-        i = int(np.argmax(cost[np.arange(len(f)), pos]))
-        tour.insert(int(pos[i]) + 1, int(f[i]))
+        before = t[np.minimum(k, m - 1)]
+        after = t[np.clip(k - 1, 0, m - 1)]
+        cand = np.where(k < pos, before, np.where(k == pos, f, after))  # (F, m, m + 1)
+        edges = dist[
+            cand, np.roll(cand, -1, axis=-1)
+        ]  # edge j: cand[j] -> cand[j + 1], closing last
+        length = np.cumsum(edges, axis=-1)[..., -1]  # sequential sum, as the official loop adds
+        cost = np.trunc(length)  # (F, m)
+        best_pos = cost.argmin(1)  # first place on ties
+        i = int(np.argmax(cost[np.arange(len(free)), best_pos]))  # first city on ties
+        tour.insert(int(best_pos[i]) + 1, int(free[i]))
         free.pop(i)
     return tour
 
