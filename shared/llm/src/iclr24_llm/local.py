@@ -351,7 +351,7 @@ class TransformersBackend:
                 enc = self.tokenizer(
                     chunk, return_tensors="pt", padding=True, add_special_tokens=False
                 ).to(self.device)
-                seqs = self.model.generate(**enc, **gen_kw)  # (len(chunk) * n, prompt + new)
+                seqs = self._generate_chunk(enc, n, gen_kw)  # (len(chunk) * n, prompt + new)
                 new = seqs[:, enc.input_ids.shape[1] :].tolist()
                 p_lens = enc.attention_mask.sum(1).tolist()
                 for i, p_len in enumerate(p_lens):
@@ -360,6 +360,23 @@ class TransformersBackend:
                     )
         self.usage.record_completions(out)
         return out
+
+    def _generate_chunk(self, enc: Any, n: int, gen_kw: dict[str, Any]) -> Any:
+        """``model.generate`` on one left-padded chunk. With ``n > 1`` samples per prompt the
+        prompt is read once: its KV cache (all tokens but the last) is computed for the
+        chunk and repeated ``n`` times, instead of ``n`` identical prefills (the prefill
+        dominates a short completion of a long meta-prompt on a CPU)."""
+        if n == 1 or enc.input_ids.shape[1] < 2:
+            return self.model.generate(**enc, **gen_kw)
+        ids, mask = enc.input_ids, enc.attention_mask
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        prefix = self.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1],
+                            position_ids=pos[:, :-1], use_cache=True)  # fmt: skip
+        cache = _output_cache(prefix)
+        cache.batch_repeat_interleave(n)
+        kw = {**gen_kw, "num_return_sequences": 1, self._cache_kw: cache}
+        return self.model.generate(input_ids=ids.repeat_interleave(n, 0),
+                                   attention_mask=mask.repeat_interleave(n, 0), **kw)  # fmt: skip
 
     def _completion(self, ids: list[int], p_len: int, stop: Sequence[str] | None) -> Completion:
         end = next((k for k, t in enumerate(ids) if t in self._eos), None)
