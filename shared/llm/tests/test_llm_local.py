@@ -18,7 +18,7 @@ pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs the extra icl
 
 import torch  # noqa: E402
 
-from iclr24_llm import load_llm, pick_label  # noqa: E402
+from iclr24_llm import load_llm, pick_label, pick_labels  # noqa: E402
 from iclr24_llm.local import (  # noqa: E402
     DEFAULT_SYSTEM,
     TransformersBackend,
@@ -167,3 +167,13 @@ def test_cli_default_threads_matches_the_backend():
     from iclr24_llm import cli, local
 
     assert cli.DEFAULT_THREADS == local.DEFAULT_THREADS
+
+
+def test_pick_labels_in_batches_equals_pick_label_one_by_one(llm):
+    prompts = [f"Review: The {w} was {a}.\nIs this review positive or negative?"
+               for w in ("soup", "movie", "hotel") for a in ("wonderful", "awful", "boring")]  # fmt: skip
+    labels = ["positive", "negative"]
+    assert pick_labels(llm, prompts, labels) == [pick_label(llm, p, labels) for p in prompts]
+    three = ["New York", "New Delhi", "Paris"]  # shared first token: decided one by one
+    assert pick_labels(llm, ["Which city is in India?"], three) == [
+        pick_label(llm, "Which city is in India?", three)]  # fmt: skip

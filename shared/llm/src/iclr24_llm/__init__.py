@@ -87,6 +87,15 @@ def pick_label(llm: LLM, prompt: Prompt, labels: Sequence[str]) -> str:
     return labels[max(range(len(labels)), key=scores.__getitem__)]
 
 
+def pick_labels(llm: LLM, prompts: Sequence[Prompt], labels: Sequence[str]) -> list[str]:
+    """``pick_label`` for each prompt; batched where the backend can
+    (``TransformersBackend.pick_labels``)."""
+    own = getattr(llm, "pick_labels", None)
+    if callable(own):
+        return own(list(prompts), labels)
+    return [pick_label(llm, p, labels) for p in prompts]
+
+
 __all__ = [
     "LLM",
     "SPEC_HELP",
@@ -103,4 +112,5 @@ __all__ = [
     "as_messages",
     "load_llm",
     "pick_label",
+    "pick_labels",
 ]

@@ -474,6 +474,39 @@ class TransformersBackend:
                 step += 1
                 inp = torch.tensor([[best]], device=self.device)
 
+    def pick_labels(self, prompts: Sequence[Prompt], labels: Sequence[str]) -> list[str]:
+        """``pick_label`` for many prompts: the first decoding step of every prompt runs in
+        left-padded batches of ``4 * batch_size`` (that step decides whenever the labels'
+        first tokens differ, as "positive" / "negative" do); a prompt it leaves undecided
+        continues alone with ``pick_label``."""
+        import torch
+
+        if not labels:
+            raise ValueError("pick_label needs at least one label")
+        lab_ids = [self._ids(lab) for lab in labels]
+        alive = [i for i, t in enumerate(lab_ids) if t]
+        if len(alive) <= 1:
+            return [labels[alive[0] if alive else 0]] * len(prompts)
+        firsts = sorted({lab_ids[i][0] for i in alive})
+        out: list[str | None] = []
+        chunk = 4 * self.batch_size
+        for start in range(0, len(prompts), chunk):
+            rows = [self._ids(self.render(p)) for p in prompts[start : start + chunk]]
+            self.usage.record(calls=len(rows), prompt_tokens=sum(len(r) for r in rows))
+            width, pad = max(len(r) for r in rows), self.tokenizer.pad_token_id
+            ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+            mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows],
+                                device=self.device)  # fmt: skip
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            with self._lock, torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                                    logits_to_keep=1).logits[:, -1]  # (rows, vocab)  # fmt: skip
+            choice = logits[:, firsts].argmax(-1).tolist()
+            for c in choice:
+                left = [i for i in alive if lab_ids[i][0] == firsts[c]]
+                out.append(labels[left[0]] if len(left) == 1 else None)
+        return [o if o is not None else self.pick_label(p, labels) for o, p in zip(out, prompts)]
+
     # ---- for the server's /v1/completions echo (prompt log-probs)
 
     def prompt_logprobs(self, text: str) -> tuple[list[str], list[int], list[float | None]]:
