@@ -164,7 +164,7 @@ class Preset:
 PRESETS = {
     "smoke": Preset(
         seeds=(0,),
-        llm_max_new_tokens=24,
+        llm_max_new_tokens=16,
         linreg_steps=1,
         tsp_n=8,
         tsp_steps=1,
@@ -173,11 +173,11 @@ PRESETS = {
         scripted_steps=60,
         scripted_tsp_steps=80,
         baseline_max_evaluations=500,
-        prompt_examples=36,
+        prompt_examples=12,
         prompt_steps=1,
-        prompt_per_step=4,
-        prompt_max_new_tokens=24,
-    ),  # fmt: skip
+        prompt_per_step=2,
+        prompt_max_new_tokens=16,
+    ),
     "default": Preset(),
     # the official scale: 5 repetitions, 500 steps, GSM8K with a text-bison-style scorer
     "paper": Preset(
