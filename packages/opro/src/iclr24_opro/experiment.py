@@ -17,7 +17,6 @@ Measurements (each a resumable unit, ``ctx.cached``):
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -291,16 +290,15 @@ def _run(
 
 
 def _curve(res: OPROResult, shift: float = 0.0) -> list[tuple[int, float]]:
-    """(evaluations so far, best value - shift) after the starts and after each new solution."""
-    best, out = math.inf, []
-    for k, s in enumerate(res.history):
+    """(evaluations so far, best value - shift): the best starting solution at 0, then after
+    each new solution scored."""
+    starts = [s.value for s in res.history if s.step < 0]
+    best = min(starts)
+    out = [(0, best - shift)]
+    for k, s in enumerate([s for s in res.history if s.step >= 0], start=1):
         best = min(best, s.value)
-        out.append((max(0, k + 1 - _n_starts(res)), best - shift))
+        out.append((k, best - shift))
     return out
-
-
-def _n_starts(res: OPROResult) -> int:
-    return sum(s.step < 0 for s in res.history)
 
 
 def scripted_unit(preset: Preset, seed: int, ctx: RunContext) -> dict:
