@@ -12,6 +12,9 @@ PAPER_TSP_GAP = {"NN": (13.0, 1.3), "FI": (3.2, 1.4), "bison": (0.0, 0.0), "gpt-
                  "gpt-4": (0.0, 0.0)}  # fmt: skip
 
 
+LABELS = {"random": "random\nsearch", "local": "local\nperturbation"}
+
+
 def plot_curves(curves: dict, title: str, ylabel: str):
     """``curves``: optimizer -> [(evaluations, best value)], one step line each."""
     plt = pyplot()
@@ -47,7 +50,7 @@ def plot_paper_vs_ours(m: Metrics, preset):
             v = m.mean(key) if key in m and found else m.mean("linreg/llm/evaluations")
         else:
             v, found = m.mean(key), m.mean(key) <= preset.baseline_max_evaluations
-        names.append(f"ours\n{preset.llm if k == 'llm' else k}")
+        names.append(f"ours\n{LABELS[k] if k != 'llm' else f'LLM {preset.llm}'}")
         vals.append(max(v, 0.8))  # log scale: 0 evaluations drawn at the bottom
         errs.append(m.std(key) if key in m else 0.0)
         colors.append("tab:blue")
@@ -65,8 +68,8 @@ def plot_paper_vs_ours(m: Metrics, preset):
         vals.append(v)
         errs.append(e)
         colors.append("tab:gray")
-    for k, label in (("nn", "NN"), ("fi", "FI"), ("llm", preset.llm), ("random", "random"),
-                     ("local", "local")):  # fmt: skip
+    for k, label in (("nn", "NN"), ("fi", "FI"), ("llm", f"LLM {preset.llm}"),
+                     ("random", LABELS["random"]), ("local", LABELS["local"])):  # fmt: skip
         names.append(f"ours\n{label}")
         vals.append(m.mean(f"tsp/{k}/gap"))
         errs.append(m.std(f"tsp/{k}/gap"))
