@@ -18,7 +18,7 @@ import pytest
 from iclr24_common import is_timing_metric, load_results
 
 # Deterministic packages with several units in their smoke preset; a CI leg runs the one it has.
-PACKAGES = ("svd-update",)
+PACKAGES = ("svd-update", "infobatch")
 SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or PACKAGES
 CASES = [p for p in PACKAGES if p in SELECTED]
 
