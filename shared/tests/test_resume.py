@@ -20,7 +20,7 @@ from iclr24_common import is_timing_metric, load_results
 # Deterministic packages with several units in their smoke preset; a CI leg runs the one it has.
 PACKAGES = ("svd-update", "infobatch")
 SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or PACKAGES
-CASES = [p for p in PACKAGES if p in SELECTED]
+CASES = [p for p in PACKAGES if p in SELECTED]  # empty: conftest.py leaves this file out
 
 
 def reproduce(slug: str, out: Path, *extra: str, env: dict | None = None):
@@ -30,7 +30,6 @@ def reproduce(slug: str, out: Path, *extra: str, env: dict | None = None):
                           env={**os.environ, **(env or {})})  # fmt: skip
 
 
-@pytest.mark.skipif(not CASES, reason="no package of this leg has an interruption test")
 @pytest.mark.parametrize("slug", CASES)
 def test_interrupted_run_resumes_to_the_same_numbers(slug, tmp_path):
     straight = reproduce(slug, tmp_path / "straight")
@@ -51,9 +50,7 @@ def test_interrupted_run_resumes_to_the_same_numbers(slug, tmp_path):
 
 
 def test_resume_refuses_another_configuration(tmp_path):
-    slug = CASES[0] if CASES else None
-    if slug is None:
-        pytest.skip("no package of this leg has an interruption test")
+    slug = CASES[0]
     cut = reproduce(slug, tmp_path, env={"ICLR24_INTERRUPT_AFTER_UNITS": "1"})
     assert cut.returncode == 130
     other = reproduce(slug, tmp_path, "--resume", "--set", "seeds=0")  # seeds may change
