@@ -1,12 +1,31 @@
-"""TODO: the paper's title (authors, ICLR 2024), https://arxiv.org/abs/0000.00000
+"""General Stability Analysis for Zeroth-Order Optimization Algorithms (Liu, Zhang, Gu & Chen,
+ICLR 2024), https://openreview.net/forum?id=AfhNyr73Ma
 
-TODO: one line on what the package gives a user. (Template example: ridge regression.)
+Zeroth-order gradient estimates (coordinate, 2-point and 1-point, Gaussian or sphere), ZO-SGD /
+ZO-GD / ZO-SVRG for any torch model as a black box, the coupled stability harness and the
+stability bounds.
 """
 
-from .baselines import least_squares_fit
-from .data import load_csv, make_regression
-from .zo_stability import ridge_fit, ridge_predict
+from .zo_stability import (
+    KINDS,
+    ZOGD,
+    ZOSGD,
+    ZOSVRG,
+    Estimate,
+    Estimator,
+    QueryBudgetExhausted,
+    model_objective,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["least_squares_fit", "load_csv", "make_regression", "ridge_fit", "ridge_predict"]
+__all__ = [
+    "KINDS",
+    "ZOGD",
+    "ZOSGD",
+    "ZOSVRG",
+    "Estimate",
+    "Estimator",
+    "QueryBudgetExhausted",
+    "model_objective",
+]
