@@ -74,7 +74,10 @@ def growth_claims(results: dict, preset) -> list[Claim]:
         convexity = _convexity(pb)
         if convexity == "convex":
             s, se = growth_slope(delta, lrs, 0.1)
-            ok, crit = 0.8 <= s <= 1.2, "log-log slope of mean delta_t vs sum lr on [T/10, T] in [0.8, 1.2]"
+            ok, crit = (
+                0.8 <= s <= 1.2,
+                "log-log slope of mean delta_t vs sum lr on [T/10, T] in [0.8, 1.2]",
+            )
             what = "grows about linearly with the sum of step sizes"
         elif convexity == "strongly-convex":
             s, se = growth_slope(delta, lrs, 0.5)
@@ -99,6 +102,10 @@ def growth_claims(results: dict, preset) -> list[Claim]:
 
 def _convexity(problem: str) -> str:
     return {"ridge-logistic": "strongly-convex", "mlp-digits": "nonconvex"}.get(problem, "convex")
+
+
+def _big(x: float) -> str:
+    return f"{x:.3g}" if np.isfinite(x) else "inf (the bound overflows float64)"
 
 
 def bound_claims(results: dict, preset) -> list[Claim]:
@@ -129,8 +136,8 @@ def bound_claims(results: dict, preset) -> list[Claim]:
             statement="the measured divergence (times L) and generalisation gap stay below the "
                       "stability bound in every algorithm x estimator cell",
             paper=BOUND_PAPER,
-            measured=f"slack B_T / E delta_T: tightest {slack[tight]:.3g} ({tight}), median "
-                     f"{med:.3g}, loosest {slack[loose]:.3g} ({loose}); largest "
+            measured=f"slack B_T / E delta_T: tightest {_big(slack[tight])} ({tight}), median "
+                     f"{_big(med)}, loosest {_big(slack[loose])} ({loose}); largest "
                      f"|gen gap| / (L B_T) {worst_gap:.2g}",
             criterion=f"L (mean delta_T + 2 SE) <= L B_T, |mean gen gap| <= L B_T and mean "
                       f"|f(w;z) - f(w';z)| <= L B_T in all {len(cells)} cells",

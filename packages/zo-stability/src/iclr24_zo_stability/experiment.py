@@ -46,8 +46,8 @@ PROBLEMS = ("least-squares", "ridge-logistic", "breast-cancer", "mlp-digits")
 class Preset:
     """One scale of the grid; each default says where it comes from."""
 
-    seeds: tuple[int, ...] = tuple(range(10))
-    """Coupled pairs (S, S') per cell (issue: >= 10)."""
+    seeds: tuple[int, ...] = tuple(range(20))
+    """Coupled pairs (S, S') per cell (issue: >= 10; 20 keep the 1-point cells' SE small)."""
     problems: tuple[str, ...] = PROBLEMS
     """Which losses (issue: least squares, ridge logistic, breast-cancer logistic, MLP)."""
     algorithms: tuple[str, ...] = ALGORITHMS
@@ -104,12 +104,14 @@ class Preset:
 
 
 PRESETS = {
-    "smoke": Preset(seeds=(0, 1, 2), n=60, p=8, n_test=300, hidden=3, components=6, epochs=3,
-                    gd_steps=30),  # fmt: skip
+    "smoke": Preset(
+        seeds=(0, 1, 2), n=40, p=6, n_test=200, hidden=3, components=5, epochs=2, gd_steps=20
+    ),  # fmt: skip
     "default": Preset(),
-    # larger d and n, more seeds (the paper's own d, n and steps were not recoverable)
-    "paper": Preset(seeds=tuple(range(20)), n=500, p=100, n_test=5000, hidden=16,
-                    components=30, epochs=10, gd_steps=500),  # fmt: skip
+    # larger d and n, more steps (the paper's own d, n and steps were not recoverable)
+    "paper": Preset(
+        n=500, p=100, n_test=5000, hidden=16, components=30, epochs=10, gd_steps=500
+    ),  # fmt: skip
 }
 
 
@@ -162,7 +164,7 @@ class Batch:
 
 
 @functools.lru_cache(maxsize=1)
-def make_batch(preset: Preset, name: str, seeds: tuple[int, ...]) -> Batch:
+def make_batch(preset: Preset, name: str, seeds: tuple[int, ...], device: str = "cpu") -> Batch:
     """(Cached: the twelve cells of a problem share it; nothing downstream modifies it.)"""
     problem = problem_of(preset, name)
     sets = [neighbours(preset, name, s) for s in seeds]
@@ -174,8 +176,9 @@ def make_batch(preset: Preset, name: str, seeds: tuple[int, ...]) -> Batch:
     beta0 = problem.beta(X)
     if beta0 is None:  # MLP: twice the largest per-example curvature at the start
         beta0 = 2 * float(hessian_norms(problem, w0, X, y, 30, generator(0, "beta0")).max())
-    return Batch(problem, X, y, w0, torch.stack([s.X_test[:m] for s in sets] * 2),
-                 torch.stack([s.y_test[:m] for s in sets] * 2), beta0)  # fmt: skip
+    to = lambda t: t.to(device)  # noqa: E731
+    return Batch(problem, to(X), to(y), to(w0), to(torch.stack([s.X_test[:m] for s in sets] * 2)),
+                 to(torch.stack([s.y_test[:m] for s in sets] * 2)), beta0)  # fmt: skip
 
 
 def schedule(preset: Preset, batch: Batch, algorithm: str) -> torch.Tensor:
@@ -192,13 +195,14 @@ def schedule(preset: Preset, batch: Batch, algorithm: str) -> torch.Tensor:
         t_c = preset.decay_after * preset.n
         t = torch.arange(1, T + 1, dtype=torch.float64)
         lrs = torch.minimum(lrs, cap * t_c / t)
-    return lrs
+    return lrs.to(batch.X.device)
 
 
-def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds) -> dict:
+def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
+                 device: str = "cpu") -> dict:  # fmt: skip
     """One cell: coupled runs for every seed, their divergence, losses, constants and bound."""
     t0 = time.perf_counter()
-    batch = make_batch(preset, name, tuple(seeds))
+    batch = make_batch(preset, name, tuple(seeds), device)
     p, P, est = batch.problem, len(seeds), estimator_of(preset, kind)
     lrs = schedule(preset, batch, algorithm)
     run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds))
@@ -206,7 +210,8 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds) ->
     const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0])
     c = Constants(L=float(const["L"].max()), beta=float(const["beta"].max()), alpha=p.alpha,
                   F=float(const["F"].max()))  # fmt: skip
-    bound = divergence_bound(algorithm, est, d, n, lrs.numpy(), c, p.convexity)
+    lrs_np = lrs.cpu().numpy()
+    bound = divergence_bound(algorithm, est, d, n, lrs_np, c, p.convexity)
     wS, wS2 = run.W_final[:P], run.W_final[P:]
     Xt, yt = batch.X_test[:P], batch.y_test[:P]
     test = p.mean_loss(wS, Xt, yt)
@@ -217,8 +222,8 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds) ->
         from .stability import example_indices
 
         for j, s in enumerate(seeds):
-            k = int(torch.nonzero((batch.X[j] != batch.X[P + j]).any(-1))[0])
-            hits = torch.nonzero(example_indices(s, len(lrs), n) == k)
+            k = int(torch.nonzero((batch.X[j] != batch.X[P + j]).any(-1))[0].cpu())
+            hits = torch.nonzero(example_indices(s, len(lrs), n) == k)  # on the CPU
             t_hit = int(hits[0]) if len(hits) else len(lrs)
             first_hit.append(float(run.delta[j, : t_hit + 1].max()))
     T = len(lrs)
@@ -226,9 +231,9 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds) ->
         "delta_T": run.delta[:, -1],
         "L_delta_T": c.L * run.delta[:, -1],
         "train_loss": run.train_loss[:, -1],
-        "test_loss": test.numpy(),
-        "gen_gap": test.numpy() - run.train_loss[:, -1],
-        "loss_diff": (f_S - f_S2).abs().mean(-1).numpy(),
+        "test_loss": test.cpu().numpy(),
+        "gen_gap": test.cpu().numpy() - run.train_loss[:, -1],
+        "loss_diff": (f_S - f_S2).abs().mean(-1).cpu().numpy(),
         "L_seed": const["L"],
         "beta_seed": const["beta"],
     }
@@ -238,7 +243,7 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds) ->
         "per_seed": {k: np.asarray(v, dtype=float) for k, v in per_seed.items()},
         "delta": run.delta,  # (P, T + 1)
         "train": run.train_loss,  # (P, T + 1)
-        "lrs": lrs.numpy(),
+        "lrs": lrs_np,
         "bound": bound,  # (T + 1,)
         "constants": {"L": c.L, "beta": c.beta, "alpha": c.alpha, "F": c.F},
         "beta0": batch.beta0,
@@ -287,7 +292,7 @@ def run(ctx: RunContext) -> Report:
     metrics, results = Metrics(), {}
     for name, alg, kind in progress(cells, desc="cells"):
         res = ctx.cached(cell_key(name, alg, kind, seeds),
-                         lambda a=(name, alg, kind): measure_cell(preset, *a, seeds))  # fmt: skip
+                         lambda a=(name, alg, kind): measure_cell(preset, *a, seeds, ctx.device))  # fmt: skip
         results[(name, alg, kind)] = res
         for metric, values in res["per_seed"].items():
             for s, v in zip(seeds, values):

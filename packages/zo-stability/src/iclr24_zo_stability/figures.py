@@ -27,7 +27,8 @@ def plot_divergence(results: dict, preset):
                     continue
                 t = np.arange(r["delta"].shape[1])
                 ax.plot(t[1:], r["delta"].mean(0)[1:], c=COLOURS[kind], label=LABELS[kind])
-                ax.plot(t[1:], r["bound"][1:], c=COLOURS[kind], ls=":", lw=0.8)
+                bound = np.where(np.isfinite(r["bound"]) & (r["bound"] < 1e300), r["bound"], np.nan)
+                ax.plot(t[1:], bound[1:], c=COLOURS[kind], ls=":", lw=0.8)
             ax.set(yscale="log", title=f"{pb}, ZO-{alg.upper()}", xlabel="step t")
             if j == 0:
                 ax.set_ylabel("||w_t - w'_t||  (bound dotted)")
@@ -43,10 +44,10 @@ def plot_bounds(results: dict, preset):
     fig, ax = plt.subplots(figsize=(4.8, 4.2))
     markers = {"sgd": "o", "gd": "s", "svrg": "^"}
     lo, hi = np.inf, 0.0
-    for (pb, alg, kind), r in results.items():
+    for (_, alg, kind), r in results.items():
         L = r["constants"]["L"]
         x, y = L * r["per_seed"]["delta_T"].mean(), L * r["bound"][-1]
-        if x > 0 and np.isfinite(y):
+        if x > 0 and np.isfinite(y) and y < 1e300:
             ax.scatter(x, y, c=COLOURS[kind], marker=markers[alg], s=22)
             lo, hi = min(lo, x, y), max(hi, x, y)
     if hi > 0:

@@ -125,8 +125,8 @@ def hessian_norms(problem: Problem, w, X, y, iters: int = 30, generator=None) ->
     with torch.enable_grad():
         Wc, total = _per_example(problem, w.detach(), X, y)
         (g,) = torch.autograd.grad(total, Wc, create_graph=True)
-        v = torch.randn(Wc.shape, generator=generator, dtype=Wc.dtype)
-        lam = torch.zeros(Wc.shape[:-1], dtype=Wc.dtype)
+        v = torch.randn(Wc.shape, generator=generator, dtype=Wc.dtype).to(Wc.device)
+        lam = torch.zeros(Wc.shape[:-1], dtype=Wc.dtype, device=Wc.device)
         for _ in range(iters):
             v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-300)
             (hv,) = torch.autograd.grad((g * v).sum(), Wc, retain_graph=True)

@@ -52,7 +52,8 @@ class _Directions:
     """Each pair's own stream of directions (seed, algorithm, estimator), drawn step by step
     and shared by the pair's two runs."""
 
-    def __init__(self, seeds, estimator: Estimator, algorithm: str, d: int):
+    def __init__(self, seeds, estimator: Estimator, algorithm: str, d: int, device=None):
+        self.device = device
         self.gens = [generator(s, "directions", algorithm, estimator.kind, estimator.K)
                      for s in seeds]  # fmt: skip
         self.estimator, self.d = estimator, d
@@ -61,7 +62,7 @@ class _Directions:
         if not self.estimator.random:
             return None
         U = torch.stack([self.estimator.draw(shape, self.d, g) for g in self.gens])
-        return torch.cat([U, U])  # (2P, *shape, K, d)
+        return torch.cat([U, U]).to(self.device)  # (2P, *shape, K, d)
 
 
 def example_indices(seed: int, steps: int, n: int) -> torch.Tensor:
@@ -84,9 +85,10 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
     if len(seeds) != P:
         raise ValueError(f"{R} runs need {P} seeds, got {len(seeds)}")
     epoch = epoch or n
-    idx = torch.stack([example_indices(s, T, n) for s in seeds] * 2)  # (2P, T)
-    draw = _Directions(seeds, estimator, algorithm, d)
-    rows = torch.arange(R)
+    device = X.device
+    idx = torch.stack([example_indices(s, T, n) for s in seeds] * 2).to(device)  # (2P, T)
+    draw = _Directions(seeds, estimator, algorithm, d, device)
+    rows = torch.arange(R, device=device)
     q = estimator.queries(d)
     X_rows, y_rows = X.unsqueeze(-2), y.unsqueeze(-1)  # example i alone: (2P, n, 1, p), (2P, n, 1)
 
@@ -109,13 +111,14 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
 
     checkpoints = sorted({int(t) for t in np.linspace(0, T, n_checkpoints)})
     W = w0.clone()
-    delta, train = np.zeros((P, T + 1)), np.zeros((P, T + 1))
+    delta = torch.zeros(P, T + 1, dtype=W.dtype, device=device)  # stays on the device
+    train = torch.zeros(P, T + 1, dtype=W.dtype, device=device)
     snaps, queries = [], 0
     w_snap = g_snap = None
 
     def record(t):
-        delta[:, t] = (W[:P] - W[P:]).norm(dim=-1).numpy()
-        train[:, t] = problem.mean_loss(W[:P], X[:P], y[:P]).numpy()
+        delta[:, t] = (W[:P] - W[P:]).norm(dim=-1)
+        train[:, t] = problem.mean_loss(W[:P], X[:P], y[:P])
         if t in checkpoints:
             snaps.append(W.clone())
 
@@ -138,7 +141,8 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
                 step, queries = at_w.grad - at_snap.grad + g_snap, queries + 2 * q
         W = W - lrs[t] * step
         record(t + 1)
-    return Coupled(delta, train, checkpoints, torch.stack(snaps), W, queries)
+    return Coupled(delta.cpu().numpy(), train.cpu().numpy(), checkpoints, torch.stack(snaps), W,
+                   queries)  # fmt: skip
 
 
 def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tensor,
@@ -151,7 +155,7 @@ def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tens
     P = X.shape[0] // 2
     L, Fmax = np.zeros(P), np.zeros(P)
     Xa, ya = torch.cat([X, X_test], dim=1), torch.cat([y, y_test], dim=1)
-    pair_max = lambda v: torch.maximum(v[:P], v[P:]).amax(-1).numpy()  # noqa: E731
+    pair_max = lambda v: torch.maximum(v[:P], v[P:]).amax(-1).cpu().numpy()  # noqa: E731
     for w in coupled.W:
         L = np.maximum(L, pair_max(per_example_grads(problem, w, Xa, ya).norm(dim=-1)))
         Fmax = np.maximum(Fmax, pair_max(problem.losses(w.unsqueeze(-2), Xa, ya).abs().squeeze(-2)))
@@ -161,7 +165,9 @@ def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tens
         beta = np.zeros(P)
         pick = np.unique(np.linspace(0, len(coupled.W) - 1, hessian_checkpoints).astype(int))
         for i in pick:
-            h = hessian_norms(problem, coupled.W[i], X, y, hessian_iters, generator(seed, "hessian"))
+            h = hessian_norms(
+                problem, coupled.W[i], X, y, hessian_iters, generator(seed, "hessian")
+            )
             beta = np.maximum(beta, pair_max(h))
     return {"L": L, "F": Fmax, "beta": beta}
 

@@ -101,7 +101,9 @@ class Estimator:
         unit sphere for the sphere kinds."""
         if not self.random:
             return None
-        u = torch.randn(*shape, self.K, d, generator=generator, dtype=dtype, device=device)
+        where = generator.device if generator is not None else device
+        u = torch.randn(*shape, self.K, d, generator=generator, dtype=dtype, device=where)
+        u = u.to(device) if device is not None else u  # a CPU generator serves any device
         if self.kind.startswith("sphere"):
             u = u / u.norm(dim=-1, keepdim=True)
         return u
