@@ -82,13 +82,17 @@ def test_svrg_reduces_the_estimate_variance_near_its_snapshot():
     assert var(svrg) < 0.01 * var(sgd)
 
 
+def small_problem(name: str, n: int, seed: int):
+    """A problem, n examples with 4 features, and a random point."""
+    problem = Problem(name, lam=0.1 if name == "logistic" else 0.0, hidden=3)
+    g = torch.Generator().manual_seed(seed)
+    w = 0.5 * torch.randn(problem.dim(4), generator=g, dtype=torch.float64)
+    return problem, make_logistic(n, 4, 2, seed=seed), w
+
+
 @pytest.mark.parametrize("name", ["least-squares", "logistic", "mlp"])
 def test_per_example_gradients_match_autograd(name):
-    problem = Problem(name, lam=0.1 if name == "logistic" else 0.0, hidden=3)
-    nb = make_logistic(8, 4, 2, seed=1)
-    w = 0.5 * torch.randn(
-        problem.dim(4), generator=torch.Generator().manual_seed(1), dtype=torch.float64
-    )
+    problem, nb, w = small_problem(name, 8, seed=1)
     G = per_example_grads(problem, w, nb.X, nb.y)
     for i in range(8):
         wi = w.clone().requires_grad_(True)
@@ -100,11 +104,7 @@ def test_per_example_gradients_match_autograd(name):
 
 @pytest.mark.parametrize("name", ["least-squares", "logistic", "mlp"])
 def test_hessian_norms_match_the_exact_hessian(name):
-    problem = Problem(name, lam=0.1 if name == "logistic" else 0.0, hidden=3)
-    nb = make_logistic(6, 4, 2, seed=2)
-    w = 0.5 * torch.randn(
-        problem.dim(4), generator=torch.Generator().manual_seed(2), dtype=torch.float64
-    )
+    problem, nb, w = small_problem(name, 6, seed=2)
     est = hessian_norms(
         problem, w, nb.X, nb.y, iters=200, generator=torch.Generator().manual_seed(0)
     )

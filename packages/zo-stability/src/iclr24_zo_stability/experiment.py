@@ -78,6 +78,9 @@ class Preset:
     """Principal components of the digits fed to the MLP."""
     epochs: float = 5.0
     """ZO-SGD / ZO-SVRG steps = epochs x n (SVRG: one snapshot per epoch of n steps)."""
+    strong_epochs: float = 15.0
+    """The same for the strongly convex problem: 'bounded' is only visible after several
+    contraction times 1 / (lr alpha) (~570 steps here); 5 epochs were 1.8 of them."""
     gd_steps: int = 150
     """ZO-GD steps (each touches all n examples)."""
     decay_after: float = 1.0
@@ -97,7 +100,7 @@ class Preset:
             raise ValueError("n, p, n_test, hidden, components, K and gd_steps must be >= 1")
         if not (self.mu > 0 and self.mu_one_point > 0 and self.ridge > 0):
             raise ValueError("mu, mu_one_point and ridge must be > 0")
-        if self.epochs * self.n < 10 or self.decay_after <= 0:
+        if min(self.epochs, self.strong_epochs) * self.n < 10 or self.decay_after <= 0:
             raise ValueError("epochs x n must be >= 10 steps and decay_after > 0")
         if self.n > 560:
             raise ValueError("n must be <= 560 (breast cancer has 569 examples)")
@@ -105,12 +108,27 @@ class Preset:
 
 PRESETS = {
     "smoke": Preset(
-        seeds=(0, 1, 2), n=40, p=6, n_test=200, hidden=3, components=5, epochs=2, gd_steps=20
+        seeds=(0, 1, 2),
+        n=40,
+        p=6,
+        n_test=200,
+        hidden=3,
+        components=5,
+        epochs=2,
+        strong_epochs=4,
+        gd_steps=20,
     ),  # fmt: skip
     "default": Preset(),
     # larger d and n, more steps (the paper's own d, n and steps were not recoverable)
     "paper": Preset(
-        n=500, p=100, n_test=5000, hidden=16, components=30, epochs=10, gd_steps=500
+        n=500,
+        p=100,
+        n_test=5000,
+        hidden=16,
+        components=30,
+        epochs=10,
+        strong_epochs=30,
+        gd_steps=500,
     ),  # fmt: skip
 }
 
@@ -145,8 +163,11 @@ def estimator_of(preset: Preset, kind: str) -> Estimator:
     return Estimator(kind, mu=mu, K=preset.K)
 
 
-def steps_of(preset: Preset, algorithm: str) -> int:
-    return preset.gd_steps if algorithm == "gd" else int(round(preset.epochs * preset.n))
+def steps_of(preset: Preset, algorithm: str, problem: str) -> int:
+    if algorithm == "gd":
+        return preset.gd_steps
+    epochs = preset.strong_epochs if problem == "ridge-logistic" else preset.epochs
+    return int(round(epochs * preset.n))
 
 
 @dataclass
@@ -181,7 +202,7 @@ def make_batch(preset: Preset, name: str, seeds: tuple[int, ...], device: str = 
                  to(torch.stack([s.y_test[:m] for s in sets] * 2)), beta0)  # fmt: skip
 
 
-def schedule(preset: Preset, batch: Batch, algorithm: str) -> torch.Tensor:
+def schedule(preset: Preset, batch: Batch, algorithm: str, problem: str) -> torch.Tensor:
     """Step sizes (T,) from the bounds' conditions (module docstring)."""
     p = batch.problem
     c = Constants(L=1.0, beta=batch.beta0, alpha=p.alpha)
@@ -189,7 +210,7 @@ def schedule(preset: Preset, batch: Batch, algorithm: str) -> torch.Tensor:
     ests = ests or [estimator_of(preset, "coord")]
     d = p.dim(batch.X.shape[-1])
     cap = common_step(p.convexity, c, d, ests, algorithm, preset.n)
-    T = steps_of(preset, algorithm)
+    T = steps_of(preset, algorithm, problem)
     lrs = torch.full((T,), cap, dtype=torch.float64)
     if p.convexity == "nonconvex":
         t_c = preset.decay_after * preset.n
@@ -204,14 +225,17 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
     t0 = time.perf_counter()
     batch = make_batch(preset, name, tuple(seeds), device)
     p, P, est = batch.problem, len(seeds), estimator_of(preset, kind)
-    lrs = schedule(preset, batch, algorithm)
+    lrs = schedule(preset, batch, algorithm, name)
     run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds))
     d, n = batch.w0.shape[-1], preset.n
     const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0])
     c = Constants(L=float(const["L"].max()), beta=float(const["beta"].max()), alpha=p.alpha,
                   F=float(const["F"].max()))  # fmt: skip
     lrs_np = lrs.cpu().numpy()
-    bound = divergence_bound(algorithm, est, d, n, lrs_np, c, p.convexity)
+    if np.isfinite([c.L, c.beta, c.F]).all():
+        bound = divergence_bound(algorithm, est, d, n, lrs_np, c, p.convexity)
+    else:  # a run overflowed: the loss is not Lipschitz on the region it visited
+        bound = np.full(len(lrs_np) + 1, np.inf)
     wS, wS2 = run.W_final[:P], run.W_final[P:]
     Xt, yt = batch.X_test[:P], batch.y_test[:P]
     test = p.mean_loss(wS, Xt, yt)
@@ -227,9 +251,11 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
             t_hit = int(hits[0]) if len(hits) else len(lrs)
             first_hit.append(float(run.delta[j, : t_hit + 1].max()))
     T = len(lrs)
+    diverged = ~np.isfinite(run.delta[:, -1])  # a run that overflowed: unbounded divergence
     per_seed = {
-        "delta_T": run.delta[:, -1],
-        "L_delta_T": c.L * run.delta[:, -1],
+        "delta_T": np.where(diverged, np.inf, run.delta[:, -1]),
+        "diverged": diverged.astype(float),
+        "L_delta_T": c.L * np.where(diverged, np.inf, run.delta[:, -1]),
         "train_loss": run.train_loss[:, -1],
         "test_loss": test.cpu().numpy(),
         "gen_gap": test.cpu().numpy() - run.train_loss[:, -1],
@@ -253,6 +279,7 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
         "d": d,
         "T": T,
         "finite": bool(np.isfinite(run.delta).all()),
+        "one_point": est.kind.endswith("1"),
         "seconds": time.perf_counter() - t0,
     }
 

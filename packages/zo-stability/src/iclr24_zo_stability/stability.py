@@ -169,7 +169,8 @@ def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tens
                 problem, coupled.W[i], X, y, hessian_iters, generator(seed, "hessian")
             )
             beta = np.maximum(beta, pair_max(h))
-    return {"L": L, "F": Fmax, "beta": beta}
+    inf = lambda a: np.where(np.isnan(a), np.inf, a)  # noqa: E731  (an overflowed run)
+    return {"L": inf(L), "F": inf(Fmax), "beta": inf(beta)}
 
 
 def growth_slope(delta: np.ndarray, lrs: np.ndarray, lo: float, hi: float = 1.0,
