@@ -1,0 +1,346 @@
+"""The reproduction: the grid {ZO-SGD, ZO-GD, ZO-SVRG} x {coordinate, 2-point Gaussian,
+2-point sphere, 1-point Gaussian} x {least squares, ridge logistic, breast-cancer logistic,
+tanh MLP on digits}, each cell a batch of coupled runs on S and S' (>= 10 seeds), its measured
+divergence next to its bound. ``iclr24-zo-stability reproduce --help``.
+
+Step sizes come from the bounds' conditions (``bounds.common_step``): one step per cell for
+every estimator, the largest for which both the coordinate and the 2-point updates are
+non-expansive (convex) or contractive (strongly convex) in expectation; in the non-convex
+cell that step caps lr_t = min(cap, cap t_c / t), which meets the lr_t <= c / t condition
+of the non-convex bound. beta for the step is the closed form for the linear models and twice
+the power-iteration estimate at the start for the MLP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
+
+from .bounds import Constants, common_step, divergence_bound, expansion, step_limit
+from .claims import make_checks, make_claims
+from .data import Neighbours, breast_cancer, digits, make_least_squares, make_logistic
+from .figures import plot_bounds, plot_divergence
+from .problems import Problem, hessian_norms
+from .stability import ALGORITHMS, constants, generator, run_coupled
+from .zo_stability import KINDS, Estimator
+
+PAPER = Paper(
+    title="General Stability Analysis for Zeroth-Order Optimization Algorithms",
+    authors="Liu, Zhang, Gu & Chen",
+    openreview="AfhNyr73Ma",
+    code=None,  # no official code is public
+)
+PAPER_NEEDS_DATA = False  # the paper preset generates its data or reads scikit-learn's bundled sets
+
+PROBLEMS = ("least-squares", "ridge-logistic", "breast-cancer", "mlp-digits")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One scale of the grid; each default says where it comes from."""
+
+    seeds: tuple[int, ...] = tuple(range(20))
+    """Coupled pairs (S, S') per cell (issue: >= 10; 20 keep the 1-point cells' SE small)."""
+    problems: tuple[str, ...] = PROBLEMS
+    """Which losses (issue: least squares, ridge logistic, breast-cancer logistic, MLP)."""
+    algorithms: tuple[str, ...] = ALGORITHMS
+    """sgd, gd, svrg (paper Section 3)."""
+    estimators: tuple[str, ...] = ("coord", "gauss2", "sphere2", "gauss1")
+    """Estimator kinds (the paper's coordinate, 2-point and 1-point estimates)."""
+    mu: float = 1e-3
+    """Smoothing radius of the coordinate and 2-point estimates (issue: mu = 1e-3)."""
+    mu_one_point: float = 0.5
+    """1-point smoothing radius: at mu = 1e-3 the 1-point variance (f / mu)^2 d overflows every
+    run within a few hundred steps; a larger mu makes the 1-point estimate *more* stable
+    (its expansion is L / mu), so it can only weaken the ordering claim."""
+    K: int = 1
+    """Random directions per estimate (issue: 2-point = 2 queries)."""
+    n: int = 200
+    """Training examples of every problem."""
+    p: int = 20
+    """Features of the generated problems."""
+    n_test: int = 1000
+    """Test examples (generated; digits: at most this many; breast cancer: the rest)."""
+    noise: float = 0.5
+    """Least-squares label noise."""
+    ridge: float = 0.25
+    """Ridge penalty of the strongly convex logistic loss (its alpha)."""
+    hidden: int = 5
+    """tanh units of the MLP."""
+    components: int = 10
+    """Principal components of the digits fed to the MLP."""
+    epochs: float = 5.0
+    """ZO-SGD / ZO-SVRG steps = epochs x n (SVRG: one snapshot per epoch of n steps)."""
+    strong_epochs: float = 15.0
+    """The same for the strongly convex problem: 'bounded' is only visible after several
+    contraction times 1 / (lr alpha) (~570 steps here); 5 epochs were 1.8 of them."""
+    gd_steps: int = 150
+    """ZO-GD steps (each touches all n examples)."""
+    decay_after: float = 1.0
+    """Non-convex: lr_t = cap until t_c = decay_after x n, then cap t_c / t."""
+
+    def __post_init__(self):
+        for name, allowed in (("problems", PROBLEMS), ("algorithms", ALGORITHMS),
+                              ("estimators", KINDS)):  # fmt: skip
+            values = getattr(self, name)
+            bad = [v for v in values if v not in allowed]
+            if not values or bad:
+                raise ValueError(f"{name} must be a non-empty subset of {', '.join(allowed)}")
+        if len(self.seeds) < 2:
+            raise ValueError("need at least 2 seeds (margins are stated against their SE)")
+        if min(self.n, self.p, self.n_test, self.hidden, self.components, self.K,
+               self.gd_steps) < 1:  # fmt: skip
+            raise ValueError("n, p, n_test, hidden, components, K and gd_steps must be >= 1")
+        if not (self.mu > 0 and self.mu_one_point > 0 and self.ridge > 0):
+            raise ValueError("mu, mu_one_point and ridge must be > 0")
+        if min(self.epochs, self.strong_epochs) * self.n < 10 or self.decay_after <= 0:
+            raise ValueError("epochs x n must be >= 10 steps and decay_after > 0")
+        if self.n > 560:
+            raise ValueError("n must be <= 560 (breast cancer has 569 examples)")
+
+
+PRESETS = {
+    "smoke": Preset(
+        seeds=(0, 1, 2),
+        n=40,
+        p=6,
+        n_test=200,
+        hidden=3,
+        components=5,
+        epochs=2,
+        strong_epochs=4,
+        gd_steps=20,
+    ),  # fmt: skip
+    "default": Preset(),
+    # larger d and n, more steps (the paper's own d, n and steps were not recoverable)
+    "paper": Preset(
+        n=500,
+        p=100,
+        n_test=5000,
+        hidden=16,
+        components=30,
+        epochs=10,
+        strong_epochs=30,
+        gd_steps=500,
+    ),  # fmt: skip
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_option(parser, "--epochs", field="epochs", type=float, help="ZO-SGD/SVRG epochs")
+    preset_option(parser, "--mu", field="mu", type=float, help="smoothing radius")
+
+
+# ------------------------------------------------------------------ the cells
+def problem_of(preset: Preset, name: str) -> Problem:
+    return {
+        "least-squares": Problem("least-squares"),
+        "ridge-logistic": Problem("logistic", lam=preset.ridge),
+        "breast-cancer": Problem("logistic"),
+        "mlp-digits": Problem("mlp", hidden=preset.hidden),
+    }[name]
+
+
+def neighbours(preset: Preset, name: str, seed: int) -> Neighbours:
+    if name == "least-squares":
+        return make_least_squares(preset.n, preset.p, preset.n_test, preset.noise, seed)
+    if name == "ridge-logistic":
+        return make_logistic(preset.n, preset.p, preset.n_test, seed)
+    if name == "breast-cancer":
+        return breast_cancer(preset.n, seed)
+    return digits(preset.n, preset.components, seed, preset.n_test)
+
+
+def estimator_of(preset: Preset, kind: str) -> Estimator:
+    mu = preset.mu_one_point if kind.endswith("1") else preset.mu
+    return Estimator(kind, mu=mu, K=preset.K)
+
+
+def steps_of(preset: Preset, algorithm: str, problem: str) -> int:
+    if algorithm == "gd":
+        return preset.gd_steps
+    epochs = preset.strong_epochs if problem == "ridge-logistic" else preset.epochs
+    return int(round(epochs * preset.n))
+
+
+@dataclass
+class Batch:
+    """Every seed's S (rows 0..P-1) and S' (rows P..2P-1), test sets and the start."""
+
+    problem: Problem
+    X: torch.Tensor
+    y: torch.Tensor
+    w0: torch.Tensor
+    X_test: torch.Tensor
+    y_test: torch.Tensor
+    beta0: float
+    """Smoothness used to choose the step sizes."""
+
+
+@functools.lru_cache(maxsize=1)
+def make_batch(preset: Preset, name: str, seeds: tuple[int, ...], device: str = "cpu") -> Batch:
+    """(Cached: the twelve cells of a problem share it; nothing downstream modifies it.)"""
+    problem = problem_of(preset, name)
+    sets = [neighbours(preset, name, s) for s in seeds]
+    swapped = [s.neighbour() for s in sets]
+    X = torch.stack([s.X for s in sets] + [x for x, _ in swapped])
+    y = torch.stack([s.y for s in sets] + [t for _, t in swapped])
+    m = min(len(s.y_test) for s in sets)
+    w0 = torch.stack([problem.init(sets[0].p, generator(s, "init")) for s in seeds] * 2)
+    beta0 = problem.beta(X)
+    if beta0 is None:  # MLP: twice the largest per-example curvature at the start
+        beta0 = 2 * float(hessian_norms(problem, w0, X, y, 30, generator(0, "beta0")).max())
+    to = lambda t: t.to(device)  # noqa: E731
+    return Batch(problem, to(X), to(y), to(w0), to(torch.stack([s.X_test[:m] for s in sets] * 2)),
+                 to(torch.stack([s.y_test[:m] for s in sets] * 2)), beta0)  # fmt: skip
+
+
+def schedule(preset: Preset, batch: Batch, algorithm: str, problem: str) -> torch.Tensor:
+    """Step sizes (T,) from the bounds' conditions (module docstring)."""
+    p = batch.problem
+    c = Constants(L=1.0, beta=batch.beta0, alpha=p.alpha)
+    ests = [estimator_of(preset, k) for k in preset.estimators if not k.endswith("1")]
+    ests = ests or [estimator_of(preset, "coord")]
+    d = p.dim(batch.X.shape[-1])
+    cap = common_step(p.convexity, c, d, ests, algorithm, preset.n)
+    T = steps_of(preset, algorithm, problem)
+    lrs = torch.full((T,), cap, dtype=torch.float64)
+    if p.convexity == "nonconvex":
+        t_c = preset.decay_after * preset.n
+        t = torch.arange(1, T + 1, dtype=torch.float64)
+        lrs = torch.minimum(lrs, cap * t_c / t)
+    return lrs.to(batch.X.device)
+
+
+def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
+                 device: str = "cpu") -> dict:  # fmt: skip
+    """One cell: coupled runs for every seed, their divergence, losses, constants and bound."""
+    t0 = time.perf_counter()
+    batch = make_batch(preset, name, tuple(seeds), device)
+    p, P, est = batch.problem, len(seeds), estimator_of(preset, kind)
+    lrs = schedule(preset, batch, algorithm, name)
+    run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds))
+    d, n = batch.w0.shape[-1], preset.n
+    const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0])
+    c = Constants(L=float(const["L"].max()), beta=float(const["beta"].max()), alpha=p.alpha,
+                  F=float(const["F"].max()))  # fmt: skip
+    lrs_np = lrs.cpu().numpy()
+    if np.isfinite([c.L, c.beta, c.F]).all():
+        bound = divergence_bound(algorithm, est, d, n, lrs_np, c, p.convexity)
+    else:  # a run overflowed: the loss is not Lipschitz on the region it visited
+        bound = np.full(len(lrs_np) + 1, np.inf)
+    wS, wS2 = run.W_final[:P], run.W_final[P:]
+    Xt, yt = batch.X_test[:P], batch.y_test[:P]
+    test = p.mean_loss(wS, Xt, yt)
+    f_S = p.losses(wS.unsqueeze(-2), Xt, yt).squeeze(-2)  # (P, m)
+    f_S2 = p.losses(wS2.unsqueeze(-2), Xt, yt).squeeze(-2)
+    first_hit = []  # SGD coupling: delta must stay 0 until example k is first drawn
+    if algorithm == "sgd":
+        from .stability import example_indices
+
+        for j, s in enumerate(seeds):
+            k = int(torch.nonzero((batch.X[j] != batch.X[P + j]).any(-1))[0].cpu())
+            hits = torch.nonzero(example_indices(s, len(lrs), n) == k)  # on the CPU
+            t_hit = int(hits[0]) if len(hits) else len(lrs)
+            first_hit.append(float(run.delta[j, : t_hit + 1].max()))
+    T = len(lrs)
+    diverged = ~np.isfinite(run.delta[:, -1])  # a run that overflowed: unbounded divergence
+    per_seed = {
+        "delta_T": np.where(diverged, np.inf, run.delta[:, -1]),
+        "diverged": diverged.astype(float),
+        "L_delta_T": c.L * np.where(diverged, np.inf, run.delta[:, -1]),
+        "train_loss": run.train_loss[:, -1],
+        "test_loss": test.cpu().numpy(),
+        "gen_gap": test.cpu().numpy() - run.train_loss[:, -1],
+        "loss_diff": (f_S - f_S2).abs().mean(-1).cpu().numpy(),
+        "L_seed": const["L"],
+        "beta_seed": const["beta"],
+    }
+    if first_hit:
+        per_seed["delta_before_k"] = np.array(first_hit)
+    return {
+        "per_seed": {k: np.asarray(v, dtype=float) for k, v in per_seed.items()},
+        "delta": run.delta,  # (P, T + 1)
+        "train": run.train_loss,  # (P, T + 1)
+        "lrs": lrs_np,
+        "bound": bound,  # (T + 1,)
+        "constants": {"L": c.L, "beta": c.beta, "alpha": c.alpha, "F": c.F},
+        "beta0": batch.beta0,
+        "lr_limit": lr_limit(p, est, d, n, algorithm, batch.beta0),
+        "queries": run.queries,
+        "queries_expected": expected_queries(algorithm, est, d, n, T),
+        "d": d,
+        "T": T,
+        "finite": bool(np.isfinite(run.delta).all()),
+        "one_point": est.kind.endswith("1"),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def lr_limit(problem: Problem, est: Estimator, d: int, n: int, algorithm: str,
+             beta0: float) -> float:  # fmt: skip
+    """The step-size condition of this estimator (inf for the 1-point estimates, whose
+    expansion L / mu has no non-expansive regime)."""
+    if est.kind.endswith("1"):
+        return float("inf")
+    c0 = Constants(L=1.0, beta=beta0, alpha=problem.alpha)
+    kind = "convex" if problem.convexity == "nonconvex" else problem.convexity
+    return step_limit(kind, c0, expansion(est, d, c0, n if algorithm == "gd" else 1).gamma)
+
+
+def expected_queries(algorithm: str, est: Estimator, d: int, n: int, T: int) -> int:
+    """Example losses per run: SGD T Q; GD T n Q; SVRG 2 T Q + (snapshots) n Q."""
+    q = est.queries(d)
+    if algorithm == "sgd":
+        return T * q
+    if algorithm == "gd":
+        return T * n * q
+    return 2 * T * q + -(-T // n) * n * q
+
+
+def cell_key(name: str, algorithm: str, kind: str, seeds) -> str:
+    return f"{name}/{algorithm}/{kind}/seeds-{'-'.join(map(str, seeds))}"
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    seeds = list(ctx.seeds)
+    cells = [(name, alg, kind) for name in preset.problems for alg in preset.algorithms
+             for kind in preset.estimators]  # fmt: skip
+    ctx.log.info("%d cells x %d coupled pairs (float64, %d threads)", len(cells), len(seeds),
+                 ctx.threads)  # fmt: skip
+    metrics, results = Metrics(), {}
+    for name, alg, kind in progress(cells, desc="cells"):
+        res = ctx.cached(cell_key(name, alg, kind, seeds),
+                         lambda a=(name, alg, kind): measure_cell(preset, *a, seeds, ctx.device))  # fmt: skip
+        results[(name, alg, kind)] = res
+        for metric, values in res["per_seed"].items():
+            for s, v in zip(seeds, values):
+                metrics.add(f"{name}/{alg}/{kind}/{metric}", s, v)
+        for s in seeds:
+            metrics.add(f"{name}/{alg}/{kind}/cell_seconds", s, res["seconds"])
+        ctx.save_partial(metrics)
+    ctx.save_figure(plot_divergence(results, preset), "divergence.png")
+    ctx.save_figure(plot_bounds(results, preset), "bound_vs_measured.png")
+    summary = {
+        "/".join(key): {"bound_T": float(r["bound"][-1]), **r["constants"], "T": r["T"],
+                        "lr_first": float(r["lrs"][0]), "lr_last": float(r["lrs"][-1]),
+                        "queries_per_run": r["queries"]}
+        for key, r in results.items()
+    }  # fmt: skip
+    return Report(metrics, make_claims(metrics, results, preset), make_checks(results, preset),
+                  extra={"cells": summary})  # fmt: skip
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
