@@ -1,12 +1,27 @@
-"""TODO: the paper's title (authors, ICLR 2024), https://arxiv.org/abs/0000.00000
+"""Early Stopping Against Label Noise Without Validation Data (Yuan, Feng & Liu, ICLR 2024),
+https://arxiv.org/abs/2502.07551
 
-TODO: one line on what the package gives a user. (Template example: ridge regression.)
+Label Wave: stop training under label noise at the first minimum of the training set's
+prediction changes, with no validation data; plus the official label-noise generators.
 """
 
-from .baselines import least_squares_fit
-from .data import load_csv, make_regression
-from .labelwave import ridge_fit, ridge_predict
+from .labelwave import (
+    LabelWave,
+    PredictionChangeTracker,
+    label_wave_stop,
+    prediction_changes,
+    state_of,
+)
+from .noise import NoisyLabels, make_noisy_labels
 
 __version__ = "0.1.0"
 
-__all__ = ["least_squares_fit", "load_csv", "make_regression", "ridge_fit", "ridge_predict"]
+__all__ = [
+    "LabelWave",
+    "NoisyLabels",
+    "PredictionChangeTracker",
+    "label_wave_stop",
+    "make_noisy_labels",
+    "prediction_changes",
+    "state_of",
+]
