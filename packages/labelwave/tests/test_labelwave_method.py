@@ -101,3 +101,16 @@ def test_the_callback_in_a_plain_torch_loop_keeps_the_selected_model():
     assert wave.stop_epoch == len(snapshots) and wave.best_epoch < wave.stop_epoch
     for name, value in snapshots[wave.best_epoch - 1].items():
         torch.testing.assert_close(wave.best_state[name], value)
+
+
+@pytest.mark.parametrize("pc_pass", ["train", "eval"])
+def test_training_loop_records_pc_in_both_modes(pc_pass):
+    from iclr24_labelwave.train import TrainConfig, mlp, train
+
+    torch.manual_seed(0)
+    x, y = torch.rand(60, 6), torch.randint(0, 3, (60,))
+    cfg = TrainConfig(epochs=4, batch_size=16, window=1, patience=2, pc_pass=pc_pass)
+    out = train(mlp(6, 3, 16), x, y, x[:20], y[:20], cfg, seed=0, x_val=x[:10], y_val=y[:10])
+    assert np.isnan(out["pc"][0]) and (out["pc"][1:] >= 0).all() and len(out["pc"]) == 4
+    assert len(out["val_acc"]) == 4 and out["best_epoch"] >= 2
+    assert out["kept_test_acc"] == out["test_acc"][out["best_epoch"] - 1]
