@@ -1,0 +1,154 @@
+"""Early Stopping Against Label Noise Without Validation Data (Yuan, Feng & Liu, ICLR 2024).
+https://arxiv.org/abs/2502.07551 · official code: https://github.com/tmllab/2024_ICLR_LabelWave
+
+Label Wave watches only the training set. Let f_t be the model during epoch t and
+yhat_t(i) = argmax f_t(x_i) the label it predicts for training example i (recorded on the
+mini-batch forward pass that trains on i, so no extra pass is needed, as in the official
+``main.py``). The prediction changes of epoch t are
+
+    PC_t = sum_i 1[ yhat_t(i) != yhat_{t-1}(i) ]           (Sec. 3; official main.py)
+
+counted over the examples seen in both epochs. PC falls while the model learns the easy,
+mostly clean patterns, and rises again once it starts to fit the mislabeled examples; its
+smoothed first minimum is where to stop. With the moving average over k epochs
+
+    MA_t = (1/k) sum_{s=t-k+1..t} PC_s                     (Algorithm 1)
+
+training keeps the model of the epoch where MA reaches a new minimum, and stops when MA has
+not improved for ``patience`` epochs; the kept model is the result. No validation data.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+# The paper's Algorithm 1 smooths PC over k epochs and stops with a patience counter. k = 3
+# and patience = 5 are this package's defaults (see the README: the paper's own values could
+# not be read here; both are constructor arguments).
+WINDOW = 3
+PATIENCE = 5
+
+
+def prediction_changes(previous: np.ndarray, current: np.ndarray) -> int:
+    """PC between two epochs' predicted labels, both (n,) with -1 for "not seen that epoch":
+    the examples seen in both epochs whose predicted label differs."""
+    seen = (previous >= 0) & (current >= 0)
+    return int(np.count_nonzero(seen & (previous != current)))
+
+
+class PredictionChangeTracker:
+    """Each training example's predicted label in the current epoch, keyed by its dataset
+    index (never its batch position, so any shuffle order gives the same count), and PC_t
+    against the previous epoch.
+
+    ``update(indices, predictions)`` after each mini-batch: indices (b,) into the training
+    set, predictions (b,) class ids or (b, C) logits. ``end_epoch()`` returns PC_t, or None
+    after the first epoch (nothing to compare with; the official code logs 0 there).
+    """
+
+    def __init__(self, n: int):
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        self.n = n
+        self.previous: np.ndarray | None = None
+        self.current = np.full(n, -1, dtype=np.int64)  # (n,), -1 = not seen this epoch
+        self.history: list[int | None] = []
+
+    def update(self, indices, predictions) -> None:
+        idx = np.asarray(_numpy(indices), dtype=np.int64).reshape(-1)  # (b,)
+        pred = np.asarray(_numpy(predictions))
+        if pred.ndim == 2:
+            pred = pred.argmax(axis=1)  # (b, C) logits -> (b,) labels
+        if pred.shape != idx.shape:
+            raise ValueError(f"{idx.shape[0]} indices but predictions of shape {pred.shape}")
+        if idx.size and (idx.min() < 0 or idx.max() >= self.n):
+            raise ValueError(f"indices must lie in [0, {self.n})")
+        self.current[idx] = pred  # a later visit in the same epoch overwrites, as in main.py
+
+    def end_epoch(self) -> int | None:
+        pc = None if self.previous is None else prediction_changes(self.previous, self.current)
+        self.previous, self.current = self.current, np.full(self.n, -1, dtype=np.int64)
+        self.history.append(pc)
+        return pc
+
+
+class LabelWave:
+    """Algorithm 1 as a framework-agnostic callback.
+
+    Per mini-batch: ``update(indices, predictions)``. Per epoch: ``end_epoch(state)`` returns
+    True when training should stop; ``state`` is what to keep at a new minimum (a model, a
+    state dict, or a zero-argument callable returning one, called only when needed); it is
+    deep-copied. Afterwards ``best_epoch`` (1-based) and ``best_state`` are the result. A loop
+    that keeps training after the stop (to log the whole PC curve) leaves them unchanged.
+    """
+
+    def __init__(self, n: int, window: int = WINDOW, patience: int = PATIENCE):
+        if window < 1 or patience < 1:
+            raise ValueError(f"window and patience must be >= 1, got {window}, {patience}")
+        self.tracker = PredictionChangeTracker(n)
+        self.window, self.patience = window, patience
+        self.pcs: list[int] = []  # PC_2, PC_3, ... (epoch 1 has none)
+        self.moving_average: list[float | None] = []  # MA per epoch, None until k PCs exist
+        self.epoch = 0
+        self.best = float("inf")
+        self.best_epoch: int | None = None
+        self.best_state: Any = None
+        self.wait = 0
+        self.stop_epoch: int | None = None  # the first epoch at which end_epoch said stop
+
+    def update(self, indices, predictions) -> None:
+        self.tracker.update(indices, predictions)
+
+    def end_epoch(self, state: Any = None) -> bool:
+        return self.observe(self.tracker.end_epoch(), state)
+
+    def observe(self, pc: int | None, state: Any = None) -> bool:
+        """Algorithm 1's step for one epoch's PC (None for the first epoch)."""
+        self.epoch += 1
+        if pc is not None:
+            self.pcs.append(pc)
+        ma = self.step(pc)
+        self.moving_average.append(ma)
+        if self.stop_epoch is not None:  # stopped: the result is frozen (PC is still logged)
+            return True
+        if ma is not None and ma < self.best:  # a tie is no improvement: keep the earlier
+            self.best, self.best_epoch, self.wait = ma, self.epoch, 0
+            self.best_state = copy.deepcopy(state() if callable(state) else state)
+        elif ma is not None:
+            self.wait += 1
+        if self.wait >= self.patience:
+            self.stop_epoch = self.epoch
+        return self.stop_epoch is not None
+
+    def step(self, pc: int | None) -> float | None:
+        """MA_t over the last ``window`` PCs, once that many exist."""
+        if pc is None or len(self.pcs) < self.window:
+            return None
+        return float(np.mean(self.pcs[-self.window :]))
+
+
+def label_wave_stop(
+    pcs: list[int | None], window: int = WINDOW, patience: int = PATIENCE
+) -> tuple[int | None, int | None]:
+    """Algorithm 1 on a recorded PC sequence (one entry per epoch, None for the first):
+    ``(best_epoch, stop_epoch)``, 1-based; stop_epoch is None when patience never ran out."""
+    rule = LabelWave(1, window, patience)
+    for pc in pcs:
+        rule.observe(pc)
+    return rule.best_epoch, rule.stop_epoch
+
+
+def _numpy(x) -> Any:
+    """torch tensors (any device) and sequences to NumPy."""
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return x
+
+
+def state_of(model) -> Callable[[], dict]:
+    """For a torch module: a callable giving a CPU copy of its state dict (for end_epoch)."""
+    return lambda: {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
