@@ -22,7 +22,7 @@ PAPER_TABLE9 = {
     "generalization@3": "Gen: Point2SSM 0.879, PN-AE 0.606, DG-AE 0.615, CPAE 27.4",
     "specificity@3": "Spec: Point2SSM 2.06, DG-AE 1.67, PN-AE 1.70, CPAE 24.7",
 }
-SOURCE = "Table 9, L4 vertebrae, mm (second-hand copy)"
+SOURCE = "Table 9, L4 vertebrae, mm; second-hand copy"
 
 # metric id, label, higher is better, paper statement
 ACCURACY = [
