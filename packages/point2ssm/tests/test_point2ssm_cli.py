@@ -33,11 +33,13 @@ def test_bad_input_is_one_line_and_exit_2(argv, msg, tmp_path, capsys):
 
 def test_options_reach_the_preset(capsys):
     argv = ["reproduce", "--preset", "smoke", "--steps", "5", "--conditions", "clean", "noisy",
-            "--train-clean-only", "--dataset", "pancreas", "--print-config"]  # fmt: skip
+            "--train-perturbed", "--dataset", "pancreas", "--print-config"]  # fmt: skip
     assert main(argv) == 0
     config = json.loads(capsys.readouterr().out)
     assert config["steps"] == 5 and config["conditions"] == ["clean", "noisy"]
-    assert config["train_on_perturbed"] is False and config["dataset"] == "pancreas"
+    assert config["train_on_perturbed"] is True and config["dataset"] == "pancreas"
+    assert main(["reproduce", "--preset", "paper", "--train-clean-only", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["train_on_perturbed"] is False
 
 
 BLOCK_OPEN3D = """
@@ -101,13 +103,15 @@ def test_paper_preset_runs_on_a_mesh_folder(tmp_path, monkeypatch):
     monkeypatch.setitem(experiment.PRESETS, "paper", tiny)
     out = tmp_path / "paper"
     argv = ["reproduce", "--preset", "paper", "--data-dir", str(tmp_path / "data"),
-            "--dataset", "toy", "--conditions", "clean", "noisy", "--train-clean-only",
+            "--dataset", "toy", "--conditions", "clean", "sparse", "--train-perturbed",
             "--out", str(out)]  # fmt: skip
     assert main(argv) == 0
     res = json.loads((out / "results.json").read_text())
-    assert "clean/point2ssm/p2s" in res["metrics"] and "noisy/dg-ae/p2s" in res["metrics"]
+    assert "clean/point2ssm/p2s" in res["metrics"] and "sparse/cpae/p2s" in res["metrics"]
     assert "clean/point2ssm/mode1_r2" not in res["metrics"]  # no known modes for real meshes
-    # --train-clean-only: one model per method, trained on clean input, tested on both
-    assert "clean/dg-ae/train_loss" in res["metrics"]
-    assert "noisy/dg-ae/train_loss" not in res["metrics"]
-    assert {c["id"] for c in res["claims"]} == {"compactness", "surface-accuracy", "robust-noisy"}
+    # --train-perturbed: one model per method and condition, as in the official code
+    assert (
+        "clean/dg-ae/train_loss" in res["metrics"] and "sparse/pn-ae/train_loss" in res["metrics"]
+    )
+    ids = {c["id"] for c in res["claims"]}
+    assert ids == {"cd", "p2s", "compactness", "generalization", "specificity", "robust-sparse"}

@@ -150,10 +150,9 @@ def test_autoencoder_and_no_correspondence_shapes():
         assert ae(x)[0].shape == (2, 10, 3)
         assert torch.isfinite(ae.loss(x, x)).item()
     x = torch.randn(2, 32, 3)
-    y = no_correspondence(x, 10)
-    assert all((y[b][:, None] == x[b][None]).all(-1).any(-1).all() for b in range(2))
-    with pytest.raises(ValueError):
-        no_correspondence(x, 33)
+    for y in (no_correspondence(x, 10), no_correspondence(x, 40)):  # 40 > N: with replacement
+        assert all((y[b][:, None] == x[b][None]).all(-1).any(-1).all() for b in range(2))
+    assert len(no_correspondence(x, 32)[0].unique(dim=0)) == 32  # M <= N: no repeats
 
 
 def test_training_step_reduces_loss():

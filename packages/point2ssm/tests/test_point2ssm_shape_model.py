@@ -10,6 +10,7 @@ from iclr24_point2ssm import (
     generalization,
     make_population,
     mode_r2,
+    mode_recovery,
     pca,
     point_to_surface,
     specificity,
@@ -37,6 +38,8 @@ def test_exact_correspondences_recover_the_known_modes(pop):
     rng = np.random.default_rng(0)
     shuffled = np.stack([v[rng.permutation(len(v))] for v in test.vertices])
     assert compactness(shuffled, 3)[2] < 0.5 * compactness(test.vertices, 3)[2]
+    np.testing.assert_allclose(mode_recovery(test.vertices, test.coeffs), 1, atol=1e-6)
+    assert mode_recovery(shuffled, test.coeffs).mean() < 0.5
 
 
 def test_population_is_linear_in_its_coefficients(pop):

@@ -4,7 +4,7 @@ learned directly from point clouds, with its baselines and the ShapeWorks metric
 Importing the package needs neither open3d nor matplotlib: the mesh functions import open3d
 when first called (a missing open3d or libusb is a one-line MissingDependencyError)."""
 
-from .baselines import AutoEncoder, AutoEncoderConfig, no_correspondence
+from .baselines import CPAE, AutoEncoder, AutoEncoderConfig, CPAEConfig, no_correspondence
 from .data import (
     Perturbation,
     Population,
@@ -31,6 +31,7 @@ from .shape_model import (
     compactness,
     generalization,
     mode_r2,
+    mode_recovery,
     pca,
     point_to_surface,
     specificity,
@@ -39,8 +40,10 @@ from .shape_model import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CPAE",
     "AutoEncoder",
     "AutoEncoderConfig",
+    "CPAEConfig",
     "DGCNNEncoder",
     "EdgeConv",
     "EncoderConfig",
@@ -60,6 +63,7 @@ __all__ = [
     "make_population",
     "mapping_loss",
     "mode_r2",
+    "mode_recovery",
     "no_correspondence",
     "pca",
     "point_to_surface",

@@ -1,70 +1,99 @@
-"""The paper's claims and the code's checks, computed from the measured metrics."""
+"""The paper's claims and the code's checks, computed from the measured metrics.
+
+Every claim compares Point2SSM with the best of its network baselines (DG-AE, PN-AE, CPAE)
+on that metric, all trained with the same steps, batch and learning rate (the official
+configs give every network the same budget: Adam lr 1e-4, batch 8, up to 3000 epochs with
+early stopping). A claim holds only when the paired gap over seeds is beyond 2 standard
+errors."""
 
 from __future__ import annotations
 
 from iclr24_common import Check, Claim, Metrics
 
+BASELINES = ("dg-ae", "pn-ae", "cpae")
+
+# Table 9 of the paper (L4 vertebrae, appendix K), as quoted second-hand: CD, P2F (point to
+# surface), Comp (modes for 95% variance: fewer is more compact), Gen, Spec. The main
+# spleen/pancreas/left-atrium comparison table was not found.
+PAPER_TABLE9 = {
+    "cd": "CD: Point2SSM 2.61, DG-AE 4.90, PN-AE 5.22, CPAE 8.13",
+    "p2s": "P2F: Point2SSM 0.304, DG-AE 0.836, PN-AE 0.897, CPAE 0.946",
+    "compactness@3": "Comp (#modes, fewer better): Point2SSM 34, DG-AE 22, PN-AE 24, CPAE 117",
+    "generalization@3": "Gen: Point2SSM 0.879, PN-AE 0.606, DG-AE 0.615, CPAE 27.4",
+    "specificity@3": "Spec: Point2SSM 2.06, DG-AE 1.67, PN-AE 1.70, CPAE 24.7",
+}
+SOURCE = "Table 9, L4 vertebrae, mm; second-hand copy"
+
+# metric id, label, higher is better, paper statement
+ACCURACY = [
+    ("cd", "Chamfer distance (CD) to the surface", False,
+     "abstract: outperforms existing networks in surface sampling"),
+    ("p2s", "point-to-surface distance (P2S)", False,
+     "abstract: outperforms existing networks in surface sampling"),
+    ("compactness@3", "compactness (variance in 3 modes)", True,
+     "abstract: outperforms existing networks in correspondence"),
+    ("generalization@3", "generalization (3 modes, leave-one-out)", False,
+     "abstract: outperforms existing networks in correspondence"),
+    ("specificity@3", "specificity (3 modes)", False,
+     "abstract: outperforms existing networks in correspondence"),
+    ("mode_recovery", "recovery of the known modes (mean R^2)", True,
+     "Fig. modes of variation (qualitative)"),
+]  # fmt: skip
+
+
+def best_baseline(m: Metrics, name: str, higher: bool) -> str:
+    """The baseline with the best mean of metric ``name``."""
+    have = [b for b in BASELINES if name.format(b) in m]
+    return (max if higher else min)(have, key=lambda b: m.mean(name.format(b)))
+
 
 def make_claims(m: Metrics, preset) -> list[Claim]:
     """Claims of the paper; ``preset`` is the preset that produced ``m``."""
     conditions = preset.conditions
-    avg = f"mean of {len(preset.seeds)} seed(s)"
+    n = len(preset.seeds)
     claims: list[Claim] = []
     if "clean" not in conditions:
         return claims
-    p_c, n_c = m.mean("clean/point2ssm/compactness@3"), m.mean("clean/no-corr/compactness@3")
-    claims.append(
-        Claim(
-            id="compactness",
-            statement="Point2SSM's correspondences form a compact shape model: few modes explain "
-            "most of the variance (far more than without correspondence)",
-            paper="compactness curves on spleen/pancreas/LA (no single figure; not copied)",
-            measured=f"compactness(3) {m.fmt('clean/point2ssm/compactness@3', 3)} vs no-corr "
-            f"{m.fmt('clean/no-corr/compactness@3', 3)} (truth 0.94)",
-            criterion=f">= 0.7 and >= 3x no-corr, {avg}",
-            holds=bool(p_c >= 0.7 and p_c >= 3 * n_c),
+    for metric, label, higher, statement in ACCURACY:
+        if f"clean/point2ssm/{metric}" not in m:
+            continue
+        b = best_baseline(m, f"clean/{{}}/{metric}", higher)
+        ours, theirs = f"clean/point2ssm/{metric}", f"clean/{b}/{metric}"
+        gap = m.gap(ours, theirs) if higher else m.gap(theirs, ours)
+        others = ", ".join(f"{o} {m.fmt(f'clean/{o}/{metric}', 4)}" for o in BASELINES if o != b)
+        paper = (
+            f"{statement}; {PAPER_TABLE9[metric]} ({SOURCE})"
+            if metric in PAPER_TABLE9
+            else statement
         )
-    )
-    if "clean/point2ssm/mode1_r2" in m:
-        r2 = m.mean("clean/point2ssm/mode1_r2")
         claims.append(
             Claim(
-                id="first-mode",
-                statement="the first mode of the learned SSM is the population's main variation",
-                paper="qualitative (modes of variation shown); needs known modes, so no paper figure",
-                measured=f"R^2 {m.fmt('clean/point2ssm/mode1_r2', 3)} (DG-AE "
-                f"{m.fmt('clean/dg-ae/mode1_r2', 3)})",
-                criterion=f"R^2(PCA mode 1 score, true elongation) >= 0.8, {avg}",
-                holds=bool(r2 >= 0.8),
+                id=metric.split("@")[0].replace("_", "-"),
+                statement=f"Point2SSM beats the best network baseline on {label}",
+                paper=paper,
+                measured=f"Point2SSM {m.fmt(ours, 4)} vs best baseline {b} {m.fmt(theirs, 4)} "
+                f"(others: {others}); gap {gap}",
+                criterion=f"Point2SSM {'higher' if higher else 'lower'} by > 2 SE, {n} seeds",
+                holds=gap.beyond_noise(2),
             )
         )
-    p, d = m.mean("clean/point2ssm/p2s"), m.mean("clean/dg-ae/p2s")
-    claims.append(
-        Claim(
-            id="surface-accuracy",
-            statement="Point2SSM samples the surface more accurately than DG-AE",
-            paper="benchmark table: Point2SSM best point-to-mesh distance of the networks (values not copied)",
-            measured=f"P2S {m.fmt('clean/point2ssm/p2s', 3)} vs DG-AE {m.fmt('clean/dg-ae/p2s', 3)}",
-            criterion=f"Point2SSM <= 0.9 x DG-AE, {avg}",
-            holds=bool(p <= 0.9 * d),
-        )
-    )
-    for cond in ("noisy", "partial"):
-        if cond not in conditions:
+    for cond in conditions:
+        if cond == "clean" or f"{cond}/point2ssm/cd_increase" not in m:
             continue
-        rel = {
-            meth: m.mean(f"{cond}/{meth}/p2s") / m.mean(f"clean/{meth}/p2s") - 1
-            for meth in ("point2ssm", "dg-ae")
-        }
+        name = f"{cond}/{{}}/cd_increase"
+        b = best_baseline(m, name, higher=False)
+        gap = m.gap(name.format(b), name.format("point2ssm"))
+        where = "trained on clean input, " if not preset.train_on_perturbed else "trained and "
         claims.append(
             Claim(
                 id=f"robust-{cond}",
-                statement=f"Point2SSM degrades less than DG-AE under {cond} input",
-                paper="robustness study (noise, partial, sparse): Point2SSM most robust (values not copied)",
-                measured=f"relative P2S increase {rel['point2ssm']:+.1%} vs DG-AE "
-                f"{rel['dg-ae']:+.1%}",
-                criterion=f"Point2SSM's relative increase < DG-AE's, {avg}",
-                holds=bool(rel["point2ssm"] < rel["dg-ae"]),
+                statement=f"Point2SSM degrades less than every network baseline under {cond} input",
+                paper=f"robustness study ({cond} input): Point2SSM the most robust network "
+                "(figure; values not found)",
+                measured=f"relative CD increase {m.fmt(name.format('point2ssm'), 3)} vs best "
+                f"baseline {b} {m.fmt(name.format(b), 3)}; gap {gap}",
+                criterion=f"{where}tested on {cond} input; Point2SSM's increase smaller by > 2 SE",
+                holds=gap.beyond_noise(2),
             )
         )
     return claims

@@ -64,6 +64,8 @@ class PopulationConfig:
     """Training shapes (the official spleen set has 40 meshes in all)."""
     n_test: int = 40
     """Test shapes on which the shape model is evaluated."""
+    n_val: int = 0
+    """Validation shapes (model selection), placed between the train and test shapes."""
     radii: tuple[float, float, float] = (0.5, 0.35, 1.0)
     """Template ellipsoid semi-axes (x, y, z): elongated, organ-like."""
     resolution: int = 16
@@ -160,17 +162,16 @@ def sample_surface(vertices: np.ndarray, triangles: np.ndarray, n: int, seed: in
 
 
 def make_population(cfg: PopulationConfig | None = None, seed: int = 0) -> Population:
-    """The generated population: train shapes first, then test shapes."""
+    """The generated population: train shapes first, then validation, then test shapes."""
     cfg = cfg or PopulationConfig()
     rng = np.random.default_rng(seed)
     mesh, fields = mode_fields(cfg)
     sds = mode_sds(cfg, fields)
-    s = cfg.n_train + cfg.n_test
+    sizes = [n for n in (cfg.n_train, cfg.n_val, cfg.n_test) if n]
+    s = sum(sizes)
     # standardised per split so each split's sample covariance is exactly diag(sds^2): the
     # known modes are then exactly the PCA modes of the true correspondences
-    z = np.concatenate(
-        [_whiten(rng.standard_normal((n, len(fields)))) for n in (cfg.n_train, cfg.n_test)]
-    )
+    z = np.concatenate([_whiten(rng.standard_normal((n, len(fields)))) for n in sizes])
     coeffs = np.clip(z, -3.0, 3.0) * sds  # (S, K); the clip (rarely active) avoids fold-overs
     verts = np.asarray(mesh.vertices)[None] + np.einsum("sk,kvd->svd", coeffs, fields)
     scale = float(np.abs(verts[: cfg.n_train]).max())  # official: max |coord| of train set

@@ -1,5 +1,7 @@
-"""The reproduction: Point2SSM vs DG-AE vs no correspondence on clean, noisy and partial
-input clouds, scored with the ShapeWorks shape-model metrics and point-to-surface distance.
+"""The reproduction: Point2SSM vs the paper's network baselines that run on CPU (DG-AE,
+PN-AE, CPAE) and the no-correspondence floor, on clean, noisy, partial and sparse input
+clouds, scored with Chamfer and point-to-surface distance, the ShapeWorks shape-model metrics
+and the recovery of the population's known modes.
 The command line is ``app`` at the bottom (``iclr24-point2ssm reproduce --help``)."""
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from iclr24_common import (
     seed_everything,
 )
 
-from .baselines import AutoEncoder, AutoEncoderConfig, no_correspondence
+from .baselines import CPAE, AutoEncoder, AutoEncoderConfig, CPAEConfig, no_correspondence
 from .claims import make_checks, make_claims
 from .data import (
     Perturbation,
@@ -34,10 +36,17 @@ from .data import (
     mesh_split_dirs,
     open3d,
 )
-from .figures import plot_modes, plot_ssm_curves
+from .figures import plot_loss_curves, plot_modes, plot_ssm_curves
 from .point2ssm import EncoderConfig, Point2SSM, Point2SSMConfig, chamfer_distance
-from .shape_model import ShapeModel, generalization, mode_r2, point_to_surface, specificity
-from .train import TrainConfig, final_loss, predict, train
+from .shape_model import (
+    ShapeModel,
+    generalization,
+    mode_r2,
+    mode_recovery,
+    point_to_surface,
+    specificity,
+)
+from .train import TrainConfig, final_loss, predict, tail_drop, train
 
 PAPER = Paper(
     title="Point2SSM: Learning Morphological Variations of Anatomies from Point Clouds",
@@ -45,9 +54,10 @@ PAPER = Paper(
     arxiv="2305.14486",
     code="https://github.com/jadie1/Point2SSM",
 )
-METHODS = ("point2ssm", "dg-ae", "no-corr")
-TRAINED = ("point2ssm", "dg-ae")
-CONDITIONS = ("clean", "noisy", "partial")
+TRAINED = ("point2ssm", "dg-ae", "pn-ae", "cpae")
+BASELINES = ("dg-ae", "pn-ae", "cpae")
+METHODS = (*TRAINED, "no-corr")
+CONDITIONS = ("clean", "noisy", "partial", "sparse")
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,10 @@ class Preset:
     """Noise sd of the 'noisy' condition, normalised units (official noise_level 0.25-2 mm)."""
     missing: float = 0.2
     """Missing fraction of the 'partial' condition (official missing_percent up to 0.2)."""
+    sparse_points: int = 256
+    """Input points of the 'sparse' condition (the paper's sparse-input study; our N/4)."""
+    cpae_cross_after_epochs: int = 100
+    """CPAE: epoch from which its cross-reconstruction loss is on (official: 100)."""
     conditions: tuple[str, ...] = CONDITIONS
     """Input conditions to run."""
     train_on_perturbed: bool = True
@@ -104,7 +118,7 @@ class Preset:
         if not self.conditions or set(self.conditions) - set(CONDITIONS):
             raise ValueError(f"conditions must be among {', '.join(CONDITIONS)}")
         for name in ("n_train", "n_test", "num_input", "num_output", "k", "bb_size", "latent",
-                     "d_ff", "batch_size", "steps", "max_modes", "spec_samples"):  # fmt: skip
+                     "d_ff", "batch_size", "steps", "max_modes", "spec_samples", "sparse_points"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if self.n_test < 3:
@@ -117,11 +131,15 @@ class Preset:
 
 PRESETS = {
     # seconds per stage: the same code path as default
-    "smoke": Preset(seeds=(0,), n_train=16, n_test=12, num_input=128, num_output=64, k=10,
-                    bb_size=2, d_ff=128, steps=12, lr=1e-3, max_modes=5, spec_samples=50),
-    # slim CPU configuration: N=256, M=128, narrow DGCNN, short training
-    "default": Preset(num_input=256, num_output=128, k=16, bb_size=2, d_ff=256, steps=150,
-                      lr=1e-3),
+    "smoke": Preset(seeds=(0,), n_train=16, n_test=12, num_input=64, num_output=32, k=10,
+                    bb_size=2, d_ff=64, latent=32, steps=10, lr=1e-3, max_modes=5,
+                    spec_samples=50, sparse_points=24, train_on_perturbed=False,
+                    cpae_cross_after_epochs=1),
+    # slim CPU configuration: N=128, M=64, narrow DGCNN; every model trained on clean input
+    # (one model per method and seed) and tested on every condition; 400 steps = 80 epochs
+    "default": Preset(num_input=128, num_output=64, k=16, bb_size=2, d_ff=256, steps=400,
+                      lr=1e-3, sparse_points=32, train_on_perturbed=False,
+                      cpae_cross_after_epochs=40),
     # the paper's sizes on the official spleen meshes (GPU expected)
     "paper": Preset(seeds=(0,), data="meshes"),
 }  # fmt: skip
@@ -133,9 +151,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                   help="input conditions to run")  # fmt: skip
     preset_option(parser, "--train-clean-only", field="train_on_perturbed",
                   action="store_const", const=False,
-                  help="train on clean input only and test on every condition (default: one "
-                       "model per condition, trained with that perturbation, as in the "
-                       "official code)")  # fmt: skip
+                  help="train on clean input only and test on every condition (the smoke and "
+                       "default presets)")  # fmt: skip
+    preset_option(parser, "--train-perturbed", field="train_on_perturbed",
+                  action="store_const", const=True,
+                  help="one model per condition, trained with that perturbation, as in the "
+                       "official code (the paper preset)")  # fmt: skip
     preset_option(parser, "--dataset", field="dataset",
                   help="paper preset: the mesh folder under --data-dir/point2ssm")  # fmt: skip
 
@@ -147,14 +168,19 @@ def build(method: str, preset: Preset) -> torch.nn.Module:
     enc = EncoderConfig(latent_dim=preset.latent, k=preset.k, bb_size=preset.bb_size)
     if method == "point2ssm":
         return Point2SSM(Point2SSMConfig(num_output=preset.num_output, enc=enc, d_ff=preset.d_ff))
-    if method == "dg-ae":
-        return AutoEncoder(AutoEncoderConfig(num_output=preset.num_output, enc=enc))
+    if method in ("dg-ae", "pn-ae"):
+        encoder = "dgcnn" if method == "dg-ae" else "pn"
+        return AutoEncoder(AutoEncoderConfig(num_output=preset.num_output, encoder=encoder,
+                                             enc=enc))  # fmt: skip
+    if method == "cpae":
+        return CPAE(CPAEConfig(num_output=preset.num_output, latent_dim=preset.latent,
+                               cross_after_epochs=preset.cpae_cross_after_epochs))  # fmt: skip
     raise ValueError(method)
 
 
 def perturbation(cond: str, preset: Preset) -> Perturbation:
     return Perturbation(
-        num_points=preset.num_input,
+        num_points=preset.sparse_points if cond == "sparse" else preset.num_input,
         noise=preset.noise if cond == "noisy" else 0.0,
         missing=preset.missing if cond == "partial" else 0.0,
     )
@@ -200,8 +226,9 @@ def evaluate(y: np.ndarray, test: Population, preset: Preset, seed: int) -> dict
         "specificity@3": at3(spec),
         "modes_for_95pct": float(model.modes_needed(0.95)),
     }
-    if len(test.coeffs):
+    if len(test.coeffs):  # the generated population's known modes
         metrics["mode1_r2"] = mode_r2(y, test.coeffs[:, 0])
+        metrics["mode_recovery"] = float(mode_recovery(y, test.coeffs).mean())
     curves = {"compactness": comp.tolist(), "generalization": gen.tolist(),
               "specificity": spec.tolist()}  # fmt: skip
     return {"metrics": metrics, "curves": curves}
@@ -268,6 +295,15 @@ def eval_unit(ctx: RunContext, data: SeedData, method: str, cond: str,
     return out
 
 
+def add_degradation(metrics: Metrics, seed: int, cd: dict[tuple[str, str], float]) -> None:
+    """Each method's relative CD increase on perturbed over clean input, for one seed (the
+    robustness measure; CD to the full surface, so a hole left unfilled counts).
+    cd: (condition, method) -> CD of this seed."""
+    for (cond, method), value in cd.items():
+        if cond != "clean" and method in TRAINED and ("clean", method) in cd:
+            metrics.add(f"{cond}/{method}/cd_increase", seed, value / cd["clean", method] - 1)
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     open3d()  # meshes, surface sampling and P2S: a missing open3d/libusb stops the run at once
@@ -275,7 +311,7 @@ def run(ctx: RunContext) -> Report:
         mesh_split_dirs(mesh_root(preset, ctx.data_dir), require=True)
     ctx.log.info("preset %s: %s", ctx.preset_name, preset)
     metrics, curves, last_y = Metrics(), {}, {}
-    trained_steps = {}
+    trained_steps, losses = {}, {}
     train_conds = preset.conditions if preset.train_on_perturbed else ("clean",)
     for seed in ctx.seeds:
         data = SeedData(preset, ctx.data_dir, seed)
@@ -287,7 +323,10 @@ def run(ctx: RunContext) -> Report:
                 trained[tc, method] = t
                 metrics.add(f"{tc}/{method}/train_loss", seed, final_loss(t["losses"]))
                 metrics.add(f"{tc}/{method}/train_seconds", seed, t["seconds"])
+                metrics.add(f"{tc}/{method}/loss_tail_drop", seed, tail_drop(t["losses"]))
                 trained_steps[f"seed{seed}/{tc}/{method}"] = len(t["losses"])
+                losses.setdefault(f"{tc}/{method}", []).append(t["losses"])
+        seed_cd = {}
         for cond in preset.conditions:
             tc = cond if preset.train_on_perturbed else "clean"
             for method in METHODS:
@@ -296,6 +335,7 @@ def run(ctx: RunContext) -> Report:
                                  lambda m=method, c=cond, d=data, t=model:
                                  eval_unit(ctx, d, m, c, t))  # fmt: skip
                 metrics.update(seed, res["metrics"], prefix=f"{cond}/{method}/")
+                seed_cd[cond, method] = res["metrics"]["cd"]
                 curves.setdefault(f"{cond}/{method}", []).append(res["curves"])
                 if cond == preset.conditions[0]:
                     last_y[method] = res["y"]
@@ -303,7 +343,9 @@ def run(ctx: RunContext) -> Report:
                 ctx.log.info("seed %d %-7s %-9s p2s %.4f  cd %.4f  compact@3 %.3f  r2 %s", seed,
                              cond, method, m["p2s"], m["cd"], m["compactness@3"],
                              f"{m['mode1_r2']:.3f}" if "mode1_r2" in m else "n/a")  # fmt: skip
+        add_degradation(metrics, seed, seed_cd)
         ctx.save_partial(metrics)
+    ctx.save_figure(plot_loss_curves(losses), "training_loss.png")
     cond = preset.conditions[0]
     ctx.save_figure(plot_ssm_curves(curves, METHODS, cond), "ssm_metrics.png")
     if "point2ssm" in last_y:

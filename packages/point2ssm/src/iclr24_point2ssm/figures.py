@@ -31,3 +31,24 @@ def plot_ssm_curves(curves: dict[str, list[dict]], methods, cond: str):
 def plot_modes(model: ShapeModel, title: str, n_modes: int = 3):
     """The first modes of a shape model, mean +/- 2 sd."""
     return model.figure(n_modes, title=title)
+
+
+def plot_loss_curves(losses: dict[str, list[list[float]]], window: int = 20):
+    """Training loss per step (moving average over ``window`` steps), one panel per trained
+    model and condition, one line per seed: whether the curves have flattened."""
+    plt = pyplot()
+    keys = sorted(losses)
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3), squeeze=False)
+    for ax, key in zip(axes[0], keys, strict=True):
+        for i, run in enumerate(losses[key]):
+            run = np.asarray(run, dtype=float)
+            w = max(1, min(window, len(run) // 5))
+            smooth = np.convolve(run, np.ones(w) / w, mode="valid")
+            ax.plot(np.arange(w, len(run) + 1), smooth, lw=1, label=f"seed {i}")
+        ax.set_yscale("log")
+        ax.set_xlabel("step")
+        ax.set_title(key, fontsize=9)
+    axes[0][0].set_ylabel("training loss (own objective)")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

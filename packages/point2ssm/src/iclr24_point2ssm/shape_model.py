@@ -177,6 +177,20 @@ def mode_r2(points, true_values, mode: int = 0) -> float:
     return float(r**2)
 
 
+def mode_recovery(points, true_coeffs, n_modes: int | None = None) -> np.ndarray:
+    """How well the shape model's leading modes span the population's known modes: for each
+    known coefficient k, the R^2 of its least-squares fit on the scores of the first
+    ``n_modes`` PCA modes (default: as many as there are known modes). Invariant to rotations
+    and sign flips within that subspace, so modes of similar variance may mix. (K,)"""
+    c = np.asarray(true_coeffs, dtype=float)
+    k = n_modes or c.shape[1]
+    sc = ShapeModel().fit(points).scores(points)[:, :k]
+    design = np.column_stack([np.ones(len(sc)), sc])
+    fit, *_ = np.linalg.lstsq(design, c, rcond=None)
+    resid = ((c - design @ fit) ** 2).sum(0)
+    return 1 - resid / ((c - c.mean(0)) ** 2).sum(0)
+
+
 def point_to_surface(points, vertices, triangles) -> np.ndarray:
     """Mean unsigned distance from each shape's points to its mesh, (S,).
 

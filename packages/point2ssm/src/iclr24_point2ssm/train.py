@@ -85,6 +85,15 @@ def final_loss(losses: list[float], fraction: float = 0.1) -> float:
     return float(np.mean(losses[-max(1, int(len(losses) * fraction)) :]))
 
 
+def tail_drop(losses: list[float], fraction: float = 0.1) -> float:
+    """How much the loss still falls at the end of training: 1 - (mean loss over the last
+    ``fraction`` of the steps) / (mean over the ``fraction`` before the last quarter). Near 0
+    when the curve has flattened."""
+    n, w = len(losses), max(1, int(len(losses) * fraction))
+    ref = losses[max(0, n * 3 // 4 - w) : max(1, n * 3 // 4)]
+    return float(1 - np.mean(losses[-w:]) / np.mean(ref))
+
+
 @torch.no_grad()
 def predict(model: torch.nn.Module, x: torch.Tensor, batch: int = 16) -> torch.Tensor:
     """Correspondences of every input cloud, (S, N, 3) -> (S, M, 3), in eval mode."""

@@ -1,0 +1,51 @@
+"""Claims read the measured gaps: they fail when Point2SSM loses or wins within seed noise,
+and the robustness measure is the per-seed relative CD increase."""
+
+import pytest
+from iclr24_point2ssm.claims import make_claims
+from iclr24_point2ssm.experiment import PRESETS, TRAINED, add_degradation
+from iclr24_point2ssm.train import tail_drop
+
+from iclr24_common import Metrics
+
+PRESET = PRESETS["smoke"].__class__(seeds=(0, 1, 2), conditions=("clean", "noisy"))
+
+
+def metrics(cd_point2ssm, cd_dgae, noisy_factor=(1.0, 1.0)) -> Metrics:
+    m = Metrics()
+    for seed in range(3):
+        cds = {}
+        for method in TRAINED:
+            clean = {"point2ssm": cd_point2ssm[seed], "dg-ae": cd_dgae[seed]}.get(method, 1.0)
+            cds["clean", method] = clean
+            factor = {"point2ssm": noisy_factor[0], "dg-ae": noisy_factor[1]}.get(method, 1.0)
+            cds["noisy", method] = clean * factor
+            m.add(f"clean/{method}/cd", seed, clean)
+        add_degradation(m, seed, cds)
+    return m
+
+
+def by_id(claims):
+    return {c.id: c for c in claims}
+
+
+def test_a_clear_win_holds_a_loss_or_a_win_within_noise_fails():
+    win = by_id(make_claims(metrics([0.10, 0.11, 0.12], [0.20, 0.21, 0.22]), PRESET))
+    assert win["cd"].holds and "dg-ae" in win["cd"].measured
+    loss = by_id(make_claims(metrics([0.30, 0.31, 0.32], [0.20, 0.21, 0.22]), PRESET))
+    assert not loss["cd"].holds
+    noisy = by_id(make_claims(metrics([0.19, 0.23, 0.20], [0.20, 0.21, 0.22]), PRESET))
+    assert not noisy["cd"].holds  # mean gap +0.0033, SE larger
+
+
+def test_robustness_compares_relative_increases_with_the_best_baseline():
+    m = metrics([0.10, 0.11, 0.12], [0.20, 0.21, 0.22], noisy_factor=(1.05, 1.30))
+    assert m.values("noisy/point2ssm/cd_increase") == pytest.approx([0.05] * 3)
+    # pn-ae and cpae do not degrade at all: the best baseline, so the claim fails
+    claim = by_id(make_claims(m, PRESET))["robust-noisy"]
+    assert not claim.holds and "best baseline pn-ae" in claim.measured
+
+
+def test_tail_drop_is_near_zero_on_a_flat_curve_and_positive_while_falling():
+    assert tail_drop([1.0] * 100) == pytest.approx(0.0)
+    assert tail_drop([1.0 / (1 + i) for i in range(100)]) > 0.1
