@@ -314,7 +314,7 @@ def ridge_probe(features: np.ndarray, y: np.ndarray, penalty: float) -> np.ndarr
 
 
 def constrained_probe(features: np.ndarray, y: np.ndarray, gram: np.ndarray, radius: float):
-    """RKHS regression with a norm constraint (the paper's predictor, Definition 1):
+    """RKHS regression with a norm constraint (the paper's RKHS-regression probe):
     argmin mean (F w - y)^2 subject to w^T G w <= radius^2, where G is the H_Gamma Gram
     matrix of the feature functions (diag(1 / lambda) for eigenfunctions, the constant
     included as a feature). Solved through its Lagrangian (F^T F / n + mu G) w = F^T y / n,

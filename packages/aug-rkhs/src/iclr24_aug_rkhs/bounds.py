@@ -1,17 +1,17 @@
 """The error decomposition of the linear probe: estimation term + approximation term.
 
-The paper's Theorem 1 (its eq. (14)) bounds the error of the norm-constrained linear probe
-of its Definition 1 / eq. (9) on an arbitrary encoder by an estimation term (fitting the
+The paper's Theorem 1 bounds the error of the norm-constrained linear probe (RKHS
+regression) on an arbitrary encoder by an estimation term (fitting the
 probe on n labels, governed by the augmentation complexity kappa and the bound B on
 ||f*||_H) plus an approximation term (how well the encoder's span approximates f*,
-governed by the isometry constant epsilon and the spectrum). Its Theorem 2 (eq. (20)) bounds
+governed by the isometry constant epsilon and the spectrum). Its Theorem 2 bounds
 the approximation term of the finite-sample encoder. The exact statements, with the
 paper's constants, could not be retrieved while this package was written (see the README,
-"What could not be checked"): the terms below are derived here, from the same assumptions,
-with every constant stated, and are *not* the paper's constants.
+"What the paper reports, and where we looked"): the terms below are derived here, from the
+same assumptions, with every constant stated, and are *not* the paper's constants.
 
-Setting (the paper's Assumption 1): f* in H_Gamma with ||f*||_H <= B and the isometry
-(1 - eps) ||f*||_H^2 <= ||f*||^2_{P_X}; y = f*(x) + noise with |y| <= Y.
+Setting (our reading of the paper's assumptions): f* in H_Gamma with ||f*||_H <= B and the
+isometry (1 - eps) ||f*||_H^2 <= ||f*||^2_{P_X}; y = f*(x) + noise with |y| <= Y.
 """
 
 from __future__ import annotations

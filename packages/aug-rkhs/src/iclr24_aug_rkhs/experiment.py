@@ -7,7 +7,7 @@ Two parts.
    chains, the downstream target the topic posterior). For every [MASK] rate alpha the
    augmentation's kernel, spectrum, kappa, trace and the target's isometry constant are
    exact; the ideal encoder (top-d eigenfunctions) is probed with the norm-constrained RKHS
-   regression of the paper's Definition 1 and its error compared with the
+   regression the paper analyses and its error compared with the
    estimation + approximation bound; the finite-sample encoder (m pretraining samples,
    Monte-Carlo kernel, Nystrom) is probed by ridge regression tuned on validation, and its
    error across alpha locates the sweet spot. Errors are exact: E_{P_X}(f_hat - f*)^2 over
