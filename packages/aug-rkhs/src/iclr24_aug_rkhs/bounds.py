@@ -21,7 +21,8 @@ import math
 
 def approximation_bound(epsilon: float, rkhs_norm_sq: float, lambda_next: float) -> float:
     """||f* - P_d f*||^2 <= eps ||f*||_H^2 / (1 - lambda_{d+1}), P_d the projection on the
-    top-d eigenspace; it follows from the isometry property (paper, Section 2): with u_i = <f*, psi_i>, a_i = u_i^2 / lambda_i, the isometry reads
+    top-d eigenspace; it follows from the isometry property: with
+    u_i = <f*, psi_i>, a_i = u_i^2 / lambda_i, the isometry reads
     sum_i a_i (1 - lambda_i) <= eps sum_i a_i, and for i > d
     u_i^2 <= a_i <= a_i (1 - lambda_i) / (1 - lambda_{d+1})."""
     if lambda_next >= 1:

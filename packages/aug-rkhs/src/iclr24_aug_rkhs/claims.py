@@ -82,7 +82,7 @@ def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
     ]
     n = len(preset.seeds)
     paper = (
-        "Section 5 (masking examples): kappa grows exponentially in the sequence length and "
+        "the paper's analysis of masking: kappa grows exponentially in the sequence length and "
         f"falls with the mask rate (the paper's own numbers and closed forms not retrieved; "
         f"{SEARCHED})"
     )
@@ -132,7 +132,7 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
         statement="There is a sweet spot in the augmentation strength: with the finite-sample "
         "encoder, too weak masking (huge kappa) and too strong masking (large isometry "
         "constant) both hurt the downstream error",
-        paper="Section 5 and the experiments: a sweet spot in the mask rate of masked language "
+        paper="the paper's NLP experiments: a sweet spot in the mask rate of masked language "
         f"modelling on NLP tasks (the paper's numbers not retrieved, {SEARCHED})",
         measured=f"best rate {best:g} (interior: {'yes' if interior else 'no'}); error at "
         f"{low:g} / error at best = {ratio:.2f}, gap {gap}; finite-sample error by rate: {curve}; "
