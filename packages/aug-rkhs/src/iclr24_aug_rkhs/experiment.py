@@ -1,0 +1,382 @@
+"""The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
+``app`` at the bottom (``iclr24-aug-rkhs reproduce --help``).
+
+Two parts.
+
+1. An exact finite space (V tokens, length L, inputs from a two-topic mixture of Markov
+   chains, the downstream target the topic posterior). For every [MASK] rate alpha the
+   augmentation's kernel, spectrum, kappa, trace and the target's isometry constant are
+   exact; the ideal encoder (top-d eigenfunctions) is probed with the norm-constrained RKHS
+   regression the paper analyses and its error compared with the
+   estimation + approximation bound; the finite-sample encoder (m pretraining samples,
+   Monte-Carlo kernel, Nystrom) is probed by ridge regression tuned on validation, and its
+   error across alpha locates the sweet spot. Errors are exact: E_{P_X}(f_hat - f*)^2 over
+   every input.
+2. Real text (``pydoc_data.topics``, or the user's corpus for the paper preset): kappa of
+   [MASK] replacement against the sequence length L, with P_X the corpus's bigram chain,
+   K_X(x, x) summed exactly over the 2^L masks, the sup over x estimated by Monte Carlo over
+   sampled windows; the Monte-Carlo estimator over masks is checked against the exact sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
+
+from .aug_rkhs import (
+    constrained_probe,
+    mask_augmentation,
+    mask_kappa_sq_product,
+    mask_log_kernel_diagonal_markov,
+    mask_log_kernel_diagonal_mc,
+    mask_trace,
+    nystrom_encoder,
+    predict,
+    replacement_augmentation,
+    replacement_kappa_sq_uniform,
+    ridge_probe,
+)
+from .bounds import probe_error_bound
+from .claims import make_checks, make_claims
+from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
+from .figures import plot_errors, plot_kappa, plot_spectra
+
+PAPER = Paper(
+    title="Understanding Augmentation-based Self-Supervised Representation Learning via RKHS "
+    "Approximation and Regression",
+    authors="Zhai, Liu, Risteski, Kolter & Ravikumar",
+    arxiv="2306.00788",
+    openreview="Ax2yRhCQr1",
+    code=None,  # no official code is public
+)
+USES_TORCH = False
+LN10 = math.log(10)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset's scale. The paper has no finite-space experiment and no public code, so
+    the finite-space sizes are ours (chosen so that every quantity is exact and a run takes
+    minutes); the text lengths and mask rates follow masked language modelling practice."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    """Random seeds (pretraining samples, labels, label noise, text windows)."""
+    vocab_size: int = 3
+    """V, tokens of the finite space."""
+    length: int = 6
+    """L, sequence length of the finite space (V**L inputs, (V+1)**L masked views)."""
+    stay: float = 0.7
+    """Each topic's chain returns to its own token with this probability per step."""
+    alphas: tuple[float, ...] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+    """[MASK] rates of the finite space."""
+    d: int = 1
+    """Encoder dimension (non-constant eigenfunctions; the probe adds a bias). On the
+    two-topic space lambda_1 (the topic direction) is isolated and lambda_2.. form a
+    degenerate block at 1 - alpha, so d = 1 is the one d whose top-d eigenspace is unique at
+    every rate (a larger d would split that block arbitrarily)."""
+    n_pretrain: int = 200
+    """m, pretraining inputs of the finite-sample encoder."""
+    n_labels: int = 200
+    """n, labelled inputs for the probe."""
+    n_val: int = 100
+    """Labelled validation inputs, to choose the ridge penalty (finite-sample encoder)."""
+    noise: float = 0.1
+    """Label noise std (uniform noise, so |y| is bounded as the estimation bound needs)."""
+    penalties: tuple[float, ...] = (1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    """Ridge penalties tried on validation, the same grid at every alpha."""
+    delta: float = 0.05
+    """Failure probability of the estimation bound."""
+    low_rate: float = 0.1
+    """The weak augmentation compared with the best rate (the sweet-spot claim)."""
+    sweet_factor: float = 2.0
+    """The sweet-spot claim: error at ``low_rate`` >= this times the error at the best rate."""
+    corpus: str = "pydoc"
+    """Text for kappa: pydoc (CPython's pydoc_data.topics) or file (<data-dir>/aug-rkhs/corpus.txt)."""
+    text_alphas: tuple[float, ...] = (0.05, 0.15, 0.3, 0.5, 0.8)
+    """[MASK] rates for kappa on text (BERT's 0.15 among them)."""
+    text_lengths: tuple[int, ...] = (4, 8, 16, 24, 32, 48, 64)
+    """Sequence lengths L for kappa on text."""
+    n_windows: int = 2000
+    """Windows of the text per length: kappa^2 is their largest K_X(x, x)."""
+    smoothing: float = 0.5
+    """Add-k smoothing of the bigram chain fitted to the text (full support)."""
+    mc_length: int = 12
+    """Window length for the check of the Monte-Carlo estimator against the exact sum."""
+    mc_windows: int = 100
+    """Windows for that check."""
+    mc_masks: int = 400
+    """Masks per window for the Monte-Carlo estimator."""
+
+    def __post_init__(self):
+        if self.vocab_size < 2 or self.length < 2 or self.vocab_size**self.length > 5000:
+            raise ValueError("vocab_size and length must be >= 2, with V**L <= 5000 inputs")
+        if not 0 <= self.stay < 1:
+            raise ValueError("stay must be in [0, 1)")
+        if not self.alphas or any(not 0 < a < 1 for a in self.alphas):
+            raise ValueError("alphas must be in (0, 1)")
+        if list(self.alphas) != sorted(set(self.alphas)) or len(self.alphas) < 3:
+            raise ValueError("alphas must be at least 3 increasing, distinct rates")
+        if self.low_rate not in self.alphas:
+            raise ValueError("low_rate must be one of alphas")
+        if not 1 <= self.d < min(self.n_pretrain, self.vocab_size**self.length - 1):
+            raise ValueError("d must be >= 1 and below n_pretrain and the number of inputs")
+        if min(self.n_labels, self.n_val) < 2 or self.noise < 0 or not 0 < self.delta < 1:
+            raise ValueError("n_labels, n_val >= 2, noise >= 0, delta in (0, 1)")
+        if not self.penalties or min(self.penalties) < 0:
+            raise ValueError("penalties must be non-negative")
+        if self.corpus not in ("pydoc", "file"):
+            raise ValueError("corpus must be pydoc or file")
+        if not self.text_alphas or any(not 0 < a < 1 for a in self.text_alphas):
+            raise ValueError("text_alphas must be in (0, 1)")
+        if len(self.text_lengths) < 3 or min(self.text_lengths) < 1:
+            raise ValueError("text_lengths needs at least 3 lengths >= 1")
+        if min(self.n_windows, self.mc_windows, self.mc_masks, self.mc_length) < 1:
+            raise ValueError("n_windows, mc_windows, mc_masks and mc_length must be >= 1")
+
+
+PRESETS = {
+    "smoke": Preset(
+        seeds=(0, 1),
+        length=5,
+        alphas=(0.05, 0.1, 0.3, 0.5, 0.7, 0.9),
+        n_pretrain=150,
+        text_alphas=(0.15, 0.5),
+        text_lengths=(4, 8, 16),
+        n_windows=300,
+        mc_windows=40,
+        mc_masks=200,
+    ),
+    "default": Preset(),
+    "paper": Preset(
+        corpus="file",
+        length=7,
+        text_lengths=(8, 16, 32, 64, 96, 128),
+        n_windows=20000,
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_option(parser, "--d", field="d", type=int, help="encoder dimension")
+    preset_option(parser, "--n-pretrain", field="n_pretrain", type=int, help="pretraining inputs")
+    preset_option(parser, "--n-labels", field="n_labels", type=int, help="labelled inputs")
+
+
+def rate_key(alpha: float) -> str:
+    return f"a{alpha:g}"
+
+
+# ------------------------------------------------------------------ finite space
+def measure_rate(preset: Preset, alpha: float, n_top: int = 40):
+    """Everything at one [MASK] rate: the exact spectrum quantities (the same for every
+    seed) and, per seed, the two encoders' probe errors.
+    -> ({seed: metrics}, the top ``n_top`` eigenvalues)"""
+    space = topic_mixture(preset.vocab_size, preset.length, preset.stay)
+    aug = mask_augmentation(space.p_x, preset.vocab_size, preset.length, alpha)
+    f_star = topic_target(space)  # (n_x,)
+    lam, psi = aug.spectrum.eigenvalues, aug.spectrum.eigenfunctions
+    d, key = preset.d, rate_key(alpha)
+    norm_sq, eps = aug.rkhs_norm_sq(f_star), aug.isometry_epsilon(f_star)
+    kernel = aug.kernel()
+    probe_f = np.random.default_rng(0).standard_normal(aug.n_inputs)
+    exact = {
+        "kappa_sq": aug.kappa() ** 2,
+        "trace": aug.trace(),
+        "trace_closed_form": mask_trace(preset.vocab_size, preset.length, alpha),
+        "lambda0": lam[0],
+        "psi0_spread": float(np.ptp(psi[:, 0])),
+        "lambda_next": lam[d + 1],
+        "gap_d": lam[d] - lam[d + 1],
+        "epsilon": eps,
+        "rkhs_norm_sq": norm_sq,
+        "approx_error": aug.approximation_error(f_star, d),
+        "kernel_asymmetry": float(np.abs(kernel - kernel.T).max()),
+        "kernel_min_eig": float(np.linalg.eigvalsh(kernel).min() / np.abs(kernel).max()),
+        "operator_gap": float(
+            np.abs(aug.gamma_adjoint(aug.gamma(probe_f)) - aug.integral_operator(probe_f)).max()
+        ),
+    }
+    exact = {f"spectrum/{key}/{k}": float(v) for k, v in exact.items()}
+    y_max = float(np.abs(f_star).max()) + preset.noise * math.sqrt(3)
+    bound = probe_error_bound(
+        epsilon=eps,
+        rkhs_norm_sq=norm_sq,
+        lambda_next=lam[d + 1],
+        kappa=aug.kappa(),
+        y_max=y_max,
+        n=preset.n_labels,
+        delta=preset.delta,
+    )
+    exact[f"spectrum/{key}/approx_bound"] = bound["approximation"]
+    exact[f"spectrum/{key}/estimation_bound"] = bound["estimation"]
+    exact[f"spectrum/{key}/bound"] = bound["total"]
+
+    def error(pred: np.ndarray) -> float:
+        return float(space.p_x @ (pred - f_star) ** 2)
+
+    ideal = psi[:, : d + 1]  # psi_0 (the constant) .. psi_d
+    gram = np.diag(1 / lam[: d + 1])  # H_Gamma Gram matrix of those eigenfunctions
+    out = {}
+    for seed in preset.seeds:
+        rng = np.random.default_rng([seed, round(alpha * 1e6)])
+        lab, val, pre = (
+            rng.choice(aug.n_inputs, size=n, p=space.p_x)
+            for n in (preset.n_labels, preset.n_val, preset.n_pretrain)
+        )
+        half_width = preset.noise * math.sqrt(3)  # uniform noise of std ``noise``
+        y_lab = f_star[lab] + half_width * rng.uniform(-1, 1, len(lab))
+        y_val = f_star[val] + half_width * rng.uniform(-1, 1, len(val))
+        w = constrained_probe(ideal[lab], y_lab, gram, math.sqrt(norm_sq))
+        finite, _ = nystrom_encoder(aug, pre, d)  # (n_x, d)
+        row = dict(exact)
+        for name, feats in (("finite", finite), ("ideal_ridge", psi[:, 1 : d + 1])):
+            coef = tuned_ridge(feats[lab], y_lab, feats[val], y_val, preset.penalties)
+            row[f"{name}/{key}/error"] = error(predict(feats, coef))
+        row[f"ideal/{key}/error"] = error(ideal @ w)
+        row[f"ideal/{key}/rkhs_norm_sq_fit"] = float(w @ gram @ w)
+        row[f"finite/{key}/approx_error"] = population_fit_error(finite, f_star, space.p_x)
+        out[seed] = row
+    return out, lam[:n_top].tolist()
+
+
+def tuned_ridge(f_tr, y_tr, f_val, y_val, penalties) -> np.ndarray:
+    """Ridge probe with the penalty of least validation error."""
+    fits = [ridge_probe(f_tr, y_tr, p) for p in penalties]
+    val = [np.mean((predict(f_val, c) - y_val) ** 2) for c in fits]
+    return fits[int(np.argmin(val))]
+
+
+def population_fit_error(features: np.ndarray, f_star: np.ndarray, p_x: np.ndarray) -> float:
+    """min_{b, w} E_{P_X}(b + w^T phi - f*)^2: the encoder's approximation error, exactly."""
+    design = np.column_stack([np.ones(len(f_star)), features]) * np.sqrt(p_x)[:, None]
+    coef = np.linalg.lstsq(design, f_star * np.sqrt(p_x), rcond=None)[0]
+    return float(np.sum((design @ coef - f_star * np.sqrt(p_x)) ** 2))
+
+
+def closed_form_checks(preset: Preset) -> dict[str, float]:
+    """Closed forms against the numbers, under a product (uniform) P_X and for the bigram
+    dynamic programme against enumeration: the largest relative error of each."""
+    v, length, alpha = preset.vocab_size, min(preset.length, 5), 0.3
+    uniform = np.full(v**length, 1.0 / v**length)
+    masked = mask_augmentation(uniform, v, length, alpha)
+    replaced = replacement_augmentation(uniform, v, length, alpha)
+    chain = MarkovChain(
+        np.arange(1, v + 1) / (v * (v + 1) / 2), MarkovChain.sticky(v, 0, 0.5).transition
+    )
+    seqs = np.indices((v,) * length).reshape(length, -1).T
+    chain_aug = mask_augmentation(np.exp(chain.log_prob(seqs)), v, length, alpha)
+    dp = np.exp(mask_log_kernel_diagonal_markov(chain, seqs, alpha))
+    rel = lambda a, b: abs(a / b - 1)  # noqa: E731
+    return {
+        "closed/mask_kappa_sq": rel(masked.kappa() ** 2, mask_kappa_sq_product(np.full((length, v), 1 / v), alpha)),
+        "closed/mask_trace": rel(masked.trace(), mask_trace(v, length, alpha)),
+        "closed/replacement_kappa_sq": rel(replaced.kappa() ** 2, replacement_kappa_sq_uniform(v, length, alpha)),
+        "closed/markov_dp": float(np.max(np.abs(dp / chain_aug.kernel_diagonal() - 1))),
+    }  # fmt: skip
+
+
+# ------------------------------------------------------------------ text
+def measure_text(preset: Preset, corpus: Corpus, seed: int) -> dict[str, float]:
+    """log10 kappa^2 of [MASK] replacement on text windows, per rate and length; the fitted
+    slope per token; the i.i.d.-token closed form beside it; the Monte-Carlo check."""
+    rng = np.random.default_rng([seed, 20])
+    chain = MarkovChain.fit(corpus.tokens, corpus.vocab_size, preset.smoothing)
+    out: dict[str, float] = {}
+    lengths = np.array(preset.text_lengths, dtype=float)
+    for length in preset.text_lengths:
+        wins = corpus.windows(length, preset.n_windows, rng)
+        for alpha in preset.text_alphas:
+            log_k = mask_log_kernel_diagonal_markov(chain, wins, alpha)  # (n_windows,)
+            iid = np.log(alpha + (1 - alpha) / chain.initial[wins]).sum(1)  # product P_X
+            key = f"text/{rate_key(alpha)}/L{length}"
+            out[f"{key}/log10_kappa_sq"] = float(log_k.max() / LN10)
+            out[f"{key}/iid_log10_kappa_sq"] = float(iid.max() / LN10)
+    for alpha in preset.text_alphas:
+        key = f"text/{rate_key(alpha)}"
+        ys = np.array([out[f"{key}/L{n}/log10_kappa_sq"] for n in preset.text_lengths])
+        slope, intercept = np.polyfit(lengths, ys, 1)
+        resid = ys - (slope * lengths + intercept)
+        out[f"{key}/slope"] = float(slope)
+        out[f"{key}/r2"] = float(1 - resid @ resid / np.sum((ys - ys.mean()) ** 2))
+        iid = np.array([out[f"{key}/L{n}/iid_log10_kappa_sq"] for n in preset.text_lengths])
+        out[f"{key}/iid_slope"] = float(np.polyfit(lengths, iid, 1)[0])
+        pi_min = chain.initial.min()
+        out[f"{key}/iid_sup_slope"] = float(np.log10(alpha + (1 - alpha) / pi_min))
+    # the Monte-Carlo estimator over masks against the exact sum, on short windows
+    wins = corpus.windows(preset.mc_length, preset.mc_windows, rng)
+    alpha = preset.text_alphas[0]
+    exact = mask_log_kernel_diagonal_markov(chain, wins, alpha)
+    mc = mask_log_kernel_diagonal_mc(wins, chain_log_marginal(chain), alpha, preset.mc_masks, rng)
+    ratio = np.exp(mc - exact)
+    out["text/mc/ratio_mean"] = float(ratio.mean())
+    out["text/mc/ratio_se"] = float(ratio.std(ddof=1) / math.sqrt(len(ratio)))
+    out["text/vocab_size"] = float(corpus.vocab_size)
+    return out
+
+
+def chain_log_marginal(chain: MarkovChain):
+    """log P(X_keep = x_keep) under a Markov chain, for ``mask_log_kernel_diagonal_mc``."""
+
+    def log_marginal(seqs: np.ndarray, keep: np.ndarray) -> np.ndarray:
+        n, length = seqs.shape
+        log_mu = np.log(chain.marginals(length))
+        log_pow = np.log(chain.transition_powers(length)[1:])  # gap g at [g - 1]
+        total, last = np.zeros(n), np.full(n, -1)
+        for j in range(length):
+            k = keep[:, j]
+            first = k & (last < 0)
+            step = k & (last >= 0)
+            total[first] += log_mu[j, seqs[first, j]]
+            prev = last[step]
+            total[step] += log_pow[j - prev - 1, seqs[step, prev], seqs[step, j]]
+            last[k] = j
+        return total
+
+    return log_marginal
+
+
+# ------------------------------------------------------------------ run
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    corpus = load_corpus(ctx.data_dir) if preset.corpus == "file" else load_pydoc_topics()
+    ctx.log.info(
+        "finite space: V=%d, L=%d (%d inputs); text: %s (%d characters, %d tokens)",
+        preset.vocab_size, preset.length, preset.vocab_size**preset.length,
+        corpus.source, len(corpus.tokens), corpus.vocab_size,
+    )  # fmt: skip
+    metrics, eigenvalues = Metrics(), {}
+    for alpha in progress(preset.alphas, desc="mask rates"):
+        rows, top = ctx.cached(f"rate{alpha:g}", lambda a=alpha: measure_rate(preset, a))
+        for seed, row in rows.items():
+            metrics.update(seed, row)
+        eigenvalues[rate_key(alpha)] = top
+        ctx.save_partial(metrics)
+    closed = ctx.cached("closed_forms", lambda: closed_form_checks(preset))
+    for seed in ctx.seeds:
+        metrics.update(seed, closed)
+    ctx.log.info("kappa on text")
+    for seed in progress(ctx.seeds, desc="text seeds"):
+        metrics.update(
+            seed, ctx.cached(f"text/seed{seed}", lambda s=seed: measure_text(preset, corpus, s))
+        )
+    ctx.save_figure(plot_errors(metrics, preset), "error_vs_mask_rate.png")
+    ctx.save_figure(plot_spectra(eigenvalues, preset), "spectrum.png")
+    ctx.save_figure(plot_kappa(metrics, preset), "kappa_vs_length.png")
+    return Report(
+        metrics,
+        make_claims(metrics, preset),
+        make_checks(metrics, preset),
+        extra={"top_eigenvalues": eigenvalues},
+    )
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
