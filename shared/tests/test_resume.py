@@ -13,14 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from iclr24_common import is_timing_metric, load_results
-
-# Deterministic packages with several units in their smoke preset; a CI leg runs the one it has.
-PACKAGES = ("svd-update", "infobatch")
-SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or PACKAGES
-CASES = [p for p in PACKAGES if p in SELECTED]  # empty: conftest.py leaves this file out
 
 
 def reproduce(slug: str, out: Path, *extra: str, env: dict | None = None):
@@ -30,8 +23,8 @@ def reproduce(slug: str, out: Path, *extra: str, env: dict | None = None):
                           env={**os.environ, **(env or {})})  # fmt: skip
 
 
-@pytest.mark.parametrize("slug", CASES)
-def test_interrupted_run_resumes_to_the_same_numbers(slug, tmp_path):
+def test_interrupted_run_resumes_to_the_same_numbers(resume_slug, tmp_path):
+    slug = resume_slug  # conftest.RESUME_PACKAGES present in this leg
     straight = reproduce(slug, tmp_path / "straight")
     assert straight.returncode == 0, straight.stderr[-2000:]
 
@@ -49,8 +42,8 @@ def test_interrupted_run_resumes_to_the_same_numbers(slug, tmp_path):
             assert b["metrics"][name]["per_seed"] == m["per_seed"], name
 
 
-def test_resume_refuses_another_configuration(tmp_path):
-    slug = CASES[0]
+def test_resume_refuses_another_configuration(resume_slug, tmp_path):
+    slug = resume_slug
     cut = reproduce(slug, tmp_path, env={"ICLR24_INTERRUPT_AFTER_UNITS": "1"})
     assert cut.returncode == 130
     other = reproduce(slug, tmp_path, "--resume", "--set", "seeds=0")  # seeds may change

@@ -350,8 +350,10 @@ def run(ctx: RunContext) -> Report:
         corpus.source, len(corpus.tokens), corpus.vocab_size,
     )  # fmt: skip
     metrics, eigenvalues = Metrics(), {}
+    seeds_tag = "-".join(map(str, preset.seeds))  # a rate unit holds every seed's row
     for alpha in progress(preset.alphas, desc="mask rates"):
-        rows, top = ctx.cached(f"rate{alpha:g}", lambda a=alpha: measure_rate(preset, a))
+        unit = f"rate{alpha:g}_seeds{seeds_tag}"
+        rows, top = ctx.cached(unit, lambda a=alpha: measure_rate(preset, a))
         for seed, row in rows.items():
             metrics.update(seed, row)
         eigenvalues[rate_key(alpha)] = top
