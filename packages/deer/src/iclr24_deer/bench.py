@@ -85,3 +85,18 @@ def benchmark_point(
 
 def full_jacobian_bytes(hidden: int, length: int, batch: int, itemsize: int = 4) -> int:
     return batch * length * hidden * hidden * itemsize
+
+
+def saved_tensor_bytes(fn) -> tuple[int, object]:
+    """Bytes of the distinct storages autograd keeps for backward while ``fn()`` builds its
+    graph (the memory a training step holds between forward and backward), and fn's output."""
+    storages: dict[int, int] = {}
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        s = t.untyped_storage()
+        storages[s.data_ptr()] = s.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    return sum(storages.values()), out
