@@ -57,12 +57,15 @@ def main(argv=None) -> int:
                    help="start no new grid point after this many seconds (default 480)")  # fmt: skip
     p.add_argument("--resume", action="store_true", help="reuse the finished points in --out")
     p.add_argument("--tiny", action="store_true", help="a small grid, to test this script")
+    p.add_argument("--threads", type=int, help="CPU threads (default: the cores available)")
     args = p.parse_args(argv)
     argv2 = ["reproduce", "--preset", "grid", "--device", args.device, "--out", str(args.out),
              "--set", f"speed_budget_s={args.budget_s}"]  # fmt: skip
     if args.tiny:
         argv2 += ["--seeds", "0", "1", "--set", "speed_hidden=1,4", "--set", "speed_lengths=300,1000",
                   "--set", "speed_batch=4", "--set", "speed_reps=1"]  # fmt: skip
+    if args.threads is not None:
+        argv2 += ["--threads", str(args.threads)]
     if args.resume:
         argv2.append("--resume")
     code = reproduce(argv2)

@@ -21,7 +21,7 @@ def _load():
 @pytest.mark.slow
 def test_bench_gpu_tiny_cpu_grid_writes_results_like_a_preset(tmp_path):
     out = tmp_path / "grid"
-    argv = ["--out", str(out), "--device", "cpu", "--tiny"]
+    argv = ["--out", str(out), "--device", "cpu", "--tiny", "--threads", "1"]  # tiny: 1 is fastest
     assert _load().main(argv) == 0
     res = load_results(out)
     assert res["preset"] == "grid" and res["config"]["speed_hidden"] == [1, 4]
@@ -35,10 +35,7 @@ def test_bench_gpu_tiny_cpu_grid_writes_results_like_a_preset(tmp_path):
     assert (out / "speedup_cpu.png").exists()
     # the time limit: nothing new is started once it is spent; --resume fills in the rest
     budget = tmp_path / "budget"
-    assert (
-        _load().main(["--out", str(budget), "--device", "cpu", "--tiny", "--budget-s", "0.001"])
-        == 0
-    )
+    assert _load().main([*argv[:1], str(budget), *argv[2:], "--budget-s", "0.001"]) == 0
     first = load_results(budget)
     assert first["speed_skipped"] and len(first["metrics"]) < len(res["metrics"])
 
