@@ -1,151 +1,78 @@
-"""The paper's GPU speed grid (Fig. 2; official deer/benchmarks/speedup/seq1d.py): DEER GRU
-forward against a GRUCell loop and cuDNN nn.GRU, hidden {1..64} x T {1k..1M}, batch 16, fp32.
+"""The paper's speed grid (Fig. 2; official deer/benchmarks/speedup/seq1d.py) on a GPU, as one
+command with a time limit: DEER and quasi-DEER GRU forward against cuDNN nn.GRU, hidden
+{1..64} x T {1k..1M}, batch 16, fp32, seeds 0-2, compared with the official V100 speed-ups.
 
-    uv run --no-sync python packages/deer/scripts/bench_gpu.py --out DIR            # GPU grid
-    uv run --no-sync python packages/deer/scripts/bench_gpu.py --out DIR --tiny     # CPU check
+    uv run --no-sync python packages/deer/scripts/bench_gpu.py --out DIR [--budget-s 480]
+    uv run --no-sync python packages/deer/scripts/bench_gpu.py --out DIR --device cpu --tiny
 
-Writes DIR/bench_gpu.json (one row per grid point, written after every point), DIR/bench_gpu.md
-and DIR/bench_gpu.png. Points whose full Jacobian would not fit are recorded as skipped;
-an out-of-memory point is recorded and the grid goes on.
+It runs ``iclr24-deer reproduce --preset grid``, so DIR gets what every preset writes
+(results.json with a claim per hidden size and the V100 figure beside ours, results.md,
+speedup_cuda.png, units for --resume) plus v100_comparison.md, one row per grid point.
+Grid points not started within --budget-s are listed as skipped; --resume runs them.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-import torch
-from iclr24_deer.bench import PAPER_BATCH, PAPER_HIDDEN, PAPER_LENGTHS, benchmark_point
+from iclr24_deer.bench import V100_FORWARD_SPEEDUP
+from iclr24_deer.claims import speed_points
+from iclr24_deer.experiment import main as reproduce
 
-from iclr24_common import DeviceError, atomic_write_json, atomic_write_text, resolve_device
+from iclr24_common import Metrics, atomic_write_text, load_results
 
 
-def _markdown(rows: list[dict], device: str) -> str:
-    head = (
-        "| hidden | T | DEER s | iters | qDEER s | GRUCell loop s | nn.GRU s | DEER vs loop | "
-        "DEER vs nn.GRU | qDEER vs nn.GRU | max err |"
-    )
-    lines = [f"# DEER GRU forward speed on {device}", "", head, "|" + "---|" * 11]
-    f = lambda r, k, fmt: format(r[k], fmt) if k in r else "-"  # noqa: E731
-    for r in rows:
-        if "skipped" in r:
-            lines.append(f"| {r['hidden']} | {r['T']} | {r['skipped']} |" + " |" * 9)
-            continue
-        lines.append(
-            f"| {r['hidden']} | {r['T']} | {f(r, 't_deer', '.3g')} | {f(r, 'iters_deer', 'd')} | "
-            f"{f(r, 't_qdeer', '.3g')} | {f(r, 't_loop', '.3g')} | {f(r, 't_nngru', '.3g')} | "
-            f"{f(r, 'speedup_deer_vs_loop', '.1f')} | {f(r, 'speedup_deer_vs_nngru', '.2f')} | "
-            f"{f(r, 'speedup_qdeer_vs_nngru', '.2f')} | {f(r, 'err_deer', '.1e')} |"
-        )
+def comparison(results: dict) -> str:
+    """Markdown: our DEER / nn.GRU speed-up (mean over seeds) beside the V100 one per point."""
+    metrics = Metrics()
+    for name, m in results["metrics"].items():
+        for seed, v in zip(m["seeds"], m["per_seed"]):
+            metrics.add(name, seed, v)
+    gpu = results["environment"].get("gpu", results["device"])
+    lines = [f"# DEER GRU forward speed-up: {gpu} vs the paper's V100", "",
+             "| hidden | T | DEER s | nn.GRU s | DEER / nn.GRU | quasi-DEER / nn.GRU | "
+             "paper V100 (DEER / lax.scan) |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for n, lengths in speed_points(metrics).items():
+        for T in lengths:
+            p = f"speed/h{n}_T{T}/"
+            v100 = V100_FORWARD_SPEEDUP.get(n, {}).get(T)
+            lines.append(
+                f"| {n} | {T:,} | {metrics.mean(p + 'deer_seconds'):.3g} | "
+                f"{metrics.mean(p + 'nngru_seconds'):.3g} | {metrics.fmt(p + 'deer_speedup', 3)} | "
+                f"{metrics.fmt(p + 'qdeer_speedup', 3)} | {v100 if v100 else '-'} |"
+            )
+    skipped = results.get("speed_skipped", [])
+    if skipped:
+        lines += ["", "Skipped: " + "; ".join(skipped)]
     return "\n".join(lines) + "\n"
-
-
-def _figure(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, base, name in ((axes[0], "loop", "GRUCell loop"), (axes[1], "nngru", "nn.GRU")):
-        for n in sorted({r["hidden"] for r in rows}):
-            rs = [r for r in rows if r["hidden"] == n and f"speedup_deer_vs_{base}" in r]
-            if rs:
-                ax.loglog(
-                    [r["T"] for r in rs],
-                    [r[f"speedup_deer_vs_{base}"] for r in rs],
-                    "o-",
-                    label=f"hidden {n}",
-                )
-        ax.axhline(1.0, color="k", lw=0.5)
-        ax.set_xlabel("sequence length T")
-        ax.set_ylabel(f"DEER speed-up vs {name}")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, required=True, help="output folder")
-    p.add_argument("--device", default="auto", help="auto (cuda if present), cuda, cpu")
-    p.add_argument("--hidden", type=int, nargs="+", default=list(PAPER_HIDDEN))
-    p.add_argument("--lengths", type=int, nargs="+", default=list(PAPER_LENGTHS))
-    p.add_argument("--batch", type=int, default=PAPER_BATCH)
-    p.add_argument("--reps", type=int, default=5, help="timed repetitions (official: 20)")
-    p.add_argument("--warmup", type=int, default=2, help="warm-up calls (official: 5)")
-    p.add_argument(
-        "--loop-max-t",
-        type=int,
-        default=100_000,
-        help="skip the Python GRUCell loop above this T (it takes minutes)",
-    )
-    p.add_argument(
-        "--mem-fraction",
-        type=float,
-        default=0.4,
-        help="skip points whose full Jacobian exceeds this fraction of device memory",
-    )
-    p.add_argument("--budget-s", type=float, default=540.0, help="stop starting points after this")
-    p.add_argument("--tiny", action="store_true", help="a small CPU grid to test this script")
+    p.add_argument("--out", type=Path, required=True, help="run directory")
+    p.add_argument("--device", default="cuda", help="cuda (default), cuda:N, or cpu")
+    p.add_argument("--budget-s", type=float, default=480.0,
+                   help="start no new grid point after this many seconds (default 480)")  # fmt: skip
+    p.add_argument("--resume", action="store_true", help="reuse the finished points in --out")
+    p.add_argument("--tiny", action="store_true", help="a small grid, to test this script")
+    p.add_argument("--threads", type=int, help="CPU threads (default: the cores available)")
     args = p.parse_args(argv)
+    argv2 = ["reproduce", "--preset", "grid", "--device", args.device, "--out", str(args.out),
+             "--set", f"speed_budget_s={args.budget_s}"]  # fmt: skip
     if args.tiny:
-        args.hidden, args.lengths, args.batch, args.reps, args.warmup = [1, 4], [300, 1000], 4, 1, 1
-    try:
-        device = resolve_device(args.device)
-    except DeviceError as e:
-        print(f"bench_gpu: error: {e}", file=sys.stderr)
-        return 2
-    if device.type == "cuda":
-        mem = torch.cuda.get_device_properties(device).total_memory
-        name = torch.cuda.get_device_name(device)
-    else:
-        mem, name = 8 * 2**30, "cpu"
-    args.out.mkdir(parents=True, exist_ok=True)
-    rows, t_start = [], time.perf_counter()
-    print(
-        f"device {name}; grid hidden {args.hidden} x T {args.lengths}, batch {args.batch}",
-        flush=True,
-    )
-    for n in args.hidden:
-        for T in args.lengths:
-            if time.perf_counter() - t_start > args.budget_s:
-                rows.append({"hidden": n, "T": T, "skipped": "time budget"})
-                continue
-            # J (B, T, n, n) plus ~4 scan temporaries of its size
-            need = 5 * args.batch * T * n * n * 4
-            if need > args.mem_fraction * mem:
-                rows.append({"hidden": n, "T": T, "skipped": f"memory ({need / 2**30:.0f} GiB)"})
-                continue
-            base = ("nn.GRU", "loop") if T <= args.loop_max_t else ("nn.GRU",)
-            try:
-                row = benchmark_point(
-                    n,
-                    T,
-                    batch=args.batch,
-                    device=device,
-                    reps=args.reps,
-                    warmup=args.warmup,
-                    baselines=base,
-                )
-            except torch.cuda.OutOfMemoryError:
-                torch.cuda.empty_cache()
-                row = {"hidden": n, "T": T, "skipped": "out of memory"}
-            row["gpu"] = name
-            rows.append(row)
-            print(
-                {k: (round(v, 5) if isinstance(v, float) else v) for k, v in row.items()},
-                flush=True,
-            )
-            atomic_write_json(args.out / "bench_gpu.json", rows)
-    atomic_write_json(args.out / "bench_gpu.json", rows)
-    atomic_write_text(args.out / "bench_gpu.md", _markdown(rows, name))
-    _figure([r for r in rows if "skipped" not in r], args.out / "bench_gpu.png")
-    print(f"wrote {args.out}/bench_gpu.json, .md, .png ({time.perf_counter() - t_start:.0f} s)")
-    return 0
+        argv2 += ["--seeds", "0", "1", "--set", "speed_hidden=1,4", "--set", "speed_lengths=300,1000",
+                  "--set", "speed_batch=4", "--set", "speed_reps=1"]  # fmt: skip
+    if args.threads is not None:
+        argv2 += ["--threads", str(args.threads)]
+    if args.resume:
+        argv2.append("--resume")
+    code = reproduce(argv2)
+    if code == 0:
+        atomic_write_text(args.out / "v100_comparison.md", comparison(load_results(args.out)))
+        print(f"wrote {args.out / 'v100_comparison.md'}")
+    return code
 
 
 if __name__ == "__main__":

@@ -209,3 +209,93 @@ def test_unbatched_and_bad_input():
         deer_rnn(cell, torch.zeros(2, 3), torch.randn(4, 50, 2))
     with pytest.raises(NotImplementedError):
         DEERGRU(2, 3, bidirectional=True)
+
+
+def test_quasi_deer_backward_memory_is_linear_in_the_state_size():
+    """Quasi-DEER keeps O(B T n) for backward, DEER the (B, T, n, n) Jacobians (issue: the
+    quasi mode used to store the full Jacobian too). Measured on the tensors autograd saves."""
+    from iclr24_deer.bench import saved_tensor_bytes
+
+    B, T, n = 2, 256, 32
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(n, n, batch_first=True)
+    cell = GRUCellFn.from_module(gru)
+    xs = torch.randn(B, T, n, requires_grad=True)
+    h0 = torch.zeros(B, n)
+    unit = B * T * n * 4  # one float32 (B, T, n) tensor
+    full, _ = saved_tensor_bytes(lambda: deer_rnn(cell, h0, xs, jacobian="full").y)
+    quasi, y = saved_tensor_bytes(lambda: deer_rnn(cell, h0, xs, jacobian="diag").y)
+    assert full >= B * T * n * n * 4  # the full adjoint needs every Jacobian
+    assert quasi <= 16 * unit, f"quasi-DEER saves {quasi / unit:.1f} x B*T*n values"
+    # and its gradients are still those of back-propagation through nn.GRU
+    w = torch.randn(B, T, n)
+    g1 = torch.autograd.grad((y * w).sum(), [xs, *gru.parameters()])
+    g2 = torch.autograd.grad((gru(xs, h0[None])[0] * w).sum(), [xs, *gru.parameters()])
+    for a, b in zip(g1, g2):  # to the fp32 solver tolerance, relative to each gradient's scale
+        assert float((a - b).abs().max()) <= 1e-3 * float(b.abs().max())
+
+
+def test_single_pass_diagonal_adjoint_is_the_quasi_deer_paper_approximation():
+    """grad_max_iter=1 is one reverse scan with the diagonal Jacobians (approximate); the
+    default refines it with VJPs to the exact adjoint."""
+    torch.manual_seed(1)
+    gru = torch.nn.GRU(3, 6, batch_first=True).double()
+    cell = GRUCellFn.from_module(gru)
+    xs = torch.randn(2, 200, 3, dtype=D64, requires_grad=True)
+    h0 = torch.zeros(2, 6, dtype=D64)
+    w = torch.randn(2, 200, 6, dtype=D64)
+    exact = torch.autograd.grad((gru(xs, h0[None])[0] * w).sum(), xs)[0]
+    kw = {"jacobian": "diag", "atol": 1e-12, "rtol": 0.0}
+    refined = torch.autograd.grad((deer_rnn(cell, h0, xs, **kw).y * w).sum(), xs)[0]
+    one = torch.autograd.grad((deer_rnn(cell, h0, xs, grad_max_iter=1, **kw).y * w).sum(), xs)[0]
+    torch.testing.assert_close(refined, exact, rtol=1e-8, atol=1e-10)
+    # one pass: lambda = reverse_scan(D, w), then the VJP of f with it
+    with torch.no_grad():
+        y = sequential_rnn(cell, h0, xs)
+    y_prev = torch.cat([h0[:, None], y[:, :-1]], 1)
+    gi = cell.prepare(xs.detach())
+    _, D = cell.value_and_jacobian(y_prev, gi, diag=True)
+    lam = reverse_linear_recurrence(D, w)
+    xs2 = xs.detach().requires_grad_()
+    manual = torch.autograd.grad((cell(y_prev, cell.prepare(xs2)) * lam).sum(), xs2)[0]
+    torch.testing.assert_close(one, manual, rtol=1e-8, atol=1e-10)
+    assert (one - exact).abs().max() > 1e3 * (refined - exact).abs().max()
+
+
+def test_quasi_deer_lstm_gradients_are_exact():
+    torch.manual_seed(2)
+    ref = torch.nn.LSTM(3, 5, batch_first=True).double()
+    deer = DEERLSTM(3, 5, batch_first=True, jacobian="diag", atol=1e-12, rtol=0.0).double()
+    deer.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 150, 3, dtype=D64, requires_grad=True)
+    w = torch.randn(2, 150, 5, dtype=D64)
+    g1 = torch.autograd.grad((deer(x)[0] * w).sum(), [x, *deer.parameters()])
+    g2 = torch.autograd.grad((ref(x)[0] * w).sum(), [x, *ref.parameters()])
+    for a, b in zip(g1, g2):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("jacobian", ["full", "diag"])
+def test_hidden_size_one_takes_the_exact_elementwise_path(jacobian):
+    """n = 1: the Jacobian is its diagonal, so both modes are exact DEER (quadratic
+    convergence, same iterations) through the element-wise scan."""
+    torch.manual_seed(0)
+    gru = torch.nn.GRU(1, 1, batch_first=True).double()
+    xs, h0 = torch.randn(3, 2000, 1, dtype=D64), torch.zeros(3, 1, dtype=D64)
+    res = deer_rnn(GRUCellFn.from_module(gru), h0, xs, jacobian=jacobian)
+    with torch.no_grad():
+        torch.testing.assert_close(res.y, gru(xs, h0[None])[0], rtol=0, atol=1e-12)
+    full = deer_rnn(GRUCellFn.from_module(gru), h0, xs, jacobian="full")
+    assert res.iterations == full.iterations <= 6
+
+
+@pytest.mark.parametrize("diag", [False, True])
+def test_scan_is_differentiable(diag):
+    """The public scans record autograd (the in-place fast path is for no-grad use only)."""
+    g = torch.Generator().manual_seed(0)
+    shape = (2, 9, 3) if diag else (2, 9, 3, 3)
+    A = (0.5 * torch.randn(*shape, generator=g, dtype=D64)).requires_grad_()
+    b = torch.randn(2, 9, 3, generator=g, dtype=D64, requires_grad=True)
+    h0 = torch.randn(2, 3, generator=g, dtype=D64, requires_grad=True)
+    assert torch.autograd.gradcheck(linear_recurrence, (A, b, h0))
+    assert torch.autograd.gradcheck(lambda A, b: reverse_linear_recurrence(A, b), (A, b))

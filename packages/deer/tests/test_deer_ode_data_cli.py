@@ -152,7 +152,7 @@ def test_paper_preset_runs_on_a_tiny_eigenworms(tmp_path):
     _tiny_eigenworms(tmp_path / "data")
     out = tmp_path / "paper"
     argv = ["reproduce", "--preset", "paper", "--data-dir", str(tmp_path / "data"),
-            "--out", str(out), "--device", "cpu", "--epochs", "2", "--seeds", "0",
+            "--out", str(out), "--device", "cpu", "--threads", "1", "--epochs", "2", "--seeds", "0",
             "--skip-speed", "--set", "train_steps=3", "--set", "eq_hidden=2",
             "--set", "eq_lengths=50", "--set", "grad_hidden=2", "--set", "grad_length=50"]  # fmt: skip
     assert main(argv) == 0

@@ -3,6 +3,13 @@
 Lim, Zhu, Selfridge & Kasim, ICLR 2024, https://arxiv.org/abs/2309.12252
 """
 
+import os
+
+# DEER runs many short element-wise ops. OpenMP threads that spin while they wait stall each
+# of them when the cores are shared (measured 4-5x slower with 2 threads on 2 busy cores);
+# sleeping waiters cost microseconds. Only before torch is first imported; never overrides.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from .classifier import ClassifierConfig, ResidualGRUClassifier
 from .deer import (
     DEERResult,

@@ -2,16 +2,65 @@
 
 from __future__ import annotations
 
-import math
+import re
 
 from iclr24_common import Check, Claim, Metrics
+
+from .bench import V100_FORWARD_SPEEDUP
 
 
 def _has(metrics: Metrics, *names: str) -> bool:
     return all(n in metrics for n in names)
 
 
-def make_claims(metrics: Metrics, preset, rows: list[dict] | None = None) -> list[Claim]:
+def speed_points(metrics: Metrics) -> dict[int, list[int]]:
+    """{hidden: sorted T} of the speed grid points that were measured."""
+    grid: dict[int, set[int]] = {}
+    for name in metrics.names():
+        if m := re.fullmatch(r"speed/h(\d+)_T(\d+)/deer_seconds", name):
+            grid.setdefault(int(m[1]), set()).add(int(m[2]))
+    return {n: sorted(ts) for n, ts in sorted(grid.items())}
+
+
+def _ratio(metrics: Metrics, num: str, den: str) -> tuple[float, list[float]]:
+    """Mean and per-seed values of num / den (paired by seed)."""
+    per = [a / b for a, b in zip(metrics.values(num), metrics.values(den))]
+    return sum(per) / len(per), per
+
+
+def speed_claims(metrics: Metrics, device: str) -> list[Claim]:
+    """One claim per hidden size: at its longest measured T, DEER's forward is faster than
+    nn.GRU's by more than 2 standard errors of the paired seconds."""
+    claims = []
+    for n, lengths in speed_points(metrics).items():
+        T = lengths[-1]
+        p = f"speed/h{n}_T{T}/"
+        gap = metrics.gap(p + "nngru_seconds", p + "deer_seconds")
+        mean, per = _ratio(metrics, p + "nngru_seconds", p + "deer_seconds")
+        q, _ = _ratio(metrics, p + "nngru_seconds", p + "qdeer_seconds")
+        along = ", ".join(f"T {t:,}: {_ratio(metrics, f'speed/h{n}_T{t}/nngru_seconds', f'speed/h{n}_T{t}/deer_seconds')[0]:.2f}x"
+                          for t in lengths)  # fmt: skip
+        v100 = V100_FORWARD_SPEEDUP.get(n, {}).get(T)
+        claims.append(Claim(
+            id=f"speedup-hidden{n}",
+            statement=f"DEER evaluates a GRU of hidden size {n} faster than the sequential "
+            "method on long sequences (the speed-up shrinks as the hidden size grows)",
+            paper=(f"{v100}x at T {T:,} (V100 vs a jitted lax.scan GRU, official "
+                   f"report-v100-16.txt behind Fig. 2)" if v100 else
+                   "Fig. 2 (V100): no official point at this size") + "; up to ~1000x claimed "
+            "(abstract, fwd + grad)",
+            measured=f"{device}: DEER / nn.GRU forward {mean:.2f}x at T {T:,} (per seed "
+            f"{', '.join(f'{r:.2f}' for r in per)}; {metrics.mean(p + 'deer_seconds'):.3g} s vs "
+            f"{metrics.mean(p + 'nngru_seconds'):.3g} s, {metrics.mean(p + 'deer_iters'):.0f} "
+            f"Newton iterations); along T: {along}; quasi-DEER {q:.2f}x at T {T:,}",
+            criterion="nn.GRU seconds - DEER seconds > 2 SE of the paired seed differences "
+            f"(DEER faster; {gap})",
+            holds=gap.beyond_noise(2),
+        ))  # fmt: skip
+    return claims
+
+
+def make_claims(metrics: Metrics, preset, device: str = "cpu") -> list[Claim]:
     """The paper's claims; ``preset`` is the ``Preset`` that produced ``metrics``."""
     claims = []
     if _has(metrics, "equiv/err_fp32", "equiv/err_fp64"):
@@ -59,18 +108,22 @@ def make_claims(metrics: Metrics, preset, rows: list[dict] | None = None) -> lis
             holds=gap <= 0.02,
         ))  # fmt: skip
         seq, deer = "train/seq_seconds_per_step", "train/deer_seconds_per_step"
-        ratios = [a / b for a, b in zip(metrics.values(seq), metrics.values(deer))]
+        mean, per = _ratio(metrics, seq, deer)
+        gap = metrics.gap(seq, deer)
+        paper_setting = preset.data == "eigenworms"
         claims.append(Claim(
             id="training-faster",
             statement="training a GRU with DEER is faster than with the sequential method on "
             "long sequences",
-            paper="abstract, Sec. 4.3: training more than 10x faster (EigenWorms, GPU)",
-            measured=f"{sum(ratios) / len(ratios):.2f}x (per seed "
-            f"{', '.join(f'{r:.2f}' for r in ratios)}) = s/step of nn.GRU "
-            f"({metrics.fmt(seq, 3)}) / DEER ({metrics.fmt(deer, 3)}); width {preset.width}",
-            criterion="DEER step faster than the sequential nn.GRU step (ratio > 1) for every "
-            "seed",
-            holds=min(ratios) > 1.0,
+            paper="abstract: training more than 10x faster; official EigenWorms README: ~4.5 h "
+            "with DEER vs ~4 days 20 h sequential (V100, jitted lax.scan GRU)",
+            measured=f"{device}: {mean:.2f}x (per seed {', '.join(f'{r:.2f}' for r in per)}) = "
+            f"s/step of nn.GRU ({metrics.fmt(seq, 3)}) / DEER ({metrics.fmt(deer, 3)}); "
+            f"{preset.layers} layers of width {preset.width}, {preset.train_steps} Adam steps",
+            criterion=("mean speed-up >= 10 (the paper's figure) against nn.GRU" if paper_setting
+                       else f"nn.GRU s/step - DEER s/step > 2 SE over seeds ({gap}); the "
+                       "paper's >10x is a GPU figure"),
+            holds=mean >= 10 if paper_setting else gap.beyond_noise(2),
         ))  # fmt: skip
     if _has(metrics, "ode/ode_relerr"):
         oe = max(metrics.values("ode/ode_relerr"))
@@ -107,26 +160,13 @@ def make_claims(metrics: Metrics, preset, rows: list[dict] | None = None) -> lis
             criterion="mean test accuracy >= 0.80 (5 classes, chance 0.2)",
             holds=acc >= 0.80,
         ))  # fmt: skip
-    if rows:
-        n0 = min(r["hidden"] for r in rows)
-        top = max((r for r in rows if r["hidden"] == n0), key=lambda r: r["T"])
-        claims.append(Claim(
-            id="speedup",
-            statement="DEER evaluates a GRU faster than the sequential method when T is long and "
-            "hidden small",
-            paper="abstract, Sec. 4.1 (V100): GPU evaluation up to 3 orders of magnitude faster",
-            measured=f"hidden {n0}, T {top['T']}: DEER {top['speedup_deer_vs_loop']:.1f}x vs "
-            f"GRUCell loop, {top['speedup_deer_vs_nngru']:.2f}x vs nn.GRU; {top['iters_deer']} "
-            f"iterations x {math.ceil(math.log2(top['T']))} scan levels",
-            criterion="speed-up vs the GRUCell loop > 1 at the largest T of the smallest hidden "
-            "size",
-            holds=top["speedup_deer_vs_loop"] > 1.0,
-        ))  # fmt: skip
+    claims += speed_claims(metrics, device)
     return claims
 
 
 def make_checks(metrics: Metrics, preset) -> list[Check]:
-    """Invariants of the code: every DEER solve converged."""
+    """Invariants of the code: every DEER solve converged, the timed outputs are the
+    sequential ones, and quasi-DEER's backward stores nothing of size n^2 per step."""
     checks = []
     if "equiv/nonconverged" in metrics:
         bad = sum(metrics.values("equiv/nonconverged"))
@@ -137,5 +177,33 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"{bad:.0f} solves did not converge",
             criterion="0 non-converged solves, every seed",
             holds=bad == 0,
+        ))  # fmt: skip
+    grid = speed_points(metrics)
+    if grid:
+        names = [f"speed/h{n}_T{T}/" for n, ts in grid.items() for T in ts]
+        err = max(max(metrics.values(p + k)) for p in names for k in ("deer_err", "qdeer_err"))
+        conv = min(min(metrics.values(p + k)) for p in names
+                   for k in ("deer_converged", "qdeer_converged"))  # fmt: skip
+        checks.append(Check(
+            id="timed-outputs-equal",
+            statement="every timed DEER and quasi-DEER forward converged to nn.GRU's output",
+            measured=f"max |y - y_nn.GRU| {err:.1e} over {len(names)} points, all converged: "
+            f"{conv == 1}",
+            criterion="max error <= 1e-4 (fp32) and every solve converged",
+            holds=err <= 1e-4 and conv == 1,
+        ))  # fmt: skip
+    if "memory/qdeer_saved_per_state" in metrics:
+        q, f = (
+            metrics.mean("memory/qdeer_saved_per_state"),
+            metrics.mean("memory/deer_saved_per_state"),
+        )
+        n = metrics.mean("memory/n")
+        checks.append(Check(
+            id="quasi-deer-memory",
+            statement="quasi-DEER's backward keeps O(B T n) values, the full adjoint O(B T n^2)",
+            measured=f"saved for backward, per B*T*n state values at n = {n:.0f}: quasi-DEER "
+            f"{q:.1f}, DEER {f:.1f}",
+            criterion="quasi-DEER <= 16 (no n x n per step) and DEER >= n",
+            holds=q <= 16 and f >= n,
         ))  # fmt: skip
     return checks

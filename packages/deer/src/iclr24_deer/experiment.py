@@ -4,8 +4,10 @@
 Four measurements, each a unit per seed (``ctx.cached``, so ``--resume`` skips what finished):
 (1) DEER equals the sequential GRU (outputs and gradients), (2) training with DEER equals
 sequential training step for step, and how long a step takes, (3) the ODE variant on the
-two-body problem against scipy, (4) forward speed over a hidden size x T grid. The paper
-preset adds EigenWorms training with the official model.
+two-body problem against scipy, (4) forward speed over a hidden size x T grid against nn.GRU
+(torch's C++ loop on CPU, cuDNN on GPU: the strongest sequential baseline), with the same
+threads for every method. The paper preset adds EigenWorms training with the official model;
+the grid preset is the paper's speed grid alone (scripts/bench_gpu.py runs it).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ from iclr24_common import (
     seed_everything,
 )
 
-from .bench import PAPER_HIDDEN, PAPER_LENGTHS, benchmark_point, full_jacobian_bytes
+from .bench import (
+    PAPER_HIDDEN,
+    PAPER_LENGTHS,
+    benchmark_point,
+    full_jacobian_bytes,
+    saved_tensor_bytes,
+)
 from .claims import make_checks, make_claims
 from .classifier import ClassifierConfig, ResidualGRUClassifier
 from .data import (
@@ -104,16 +112,22 @@ class Preset:
     """Batch of the speed grid (official benchmarks/speedup/seq1d.py: 16)."""
     speed_max_bytes: int = 400 * 2**20
     """Skip grid points whose full Jacobian tensor exceeds this many bytes."""
+    speed_reps: int = 3
+    """Timed calls per method and point, after one warm-up call (official: 5 warm-up, 20
+    timed; the median is kept)."""
+    speed_budget_s: float = 0.0
+    """Start no new grid point after this many seconds of grid (0: no limit); the points left
+    are recorded as skipped, and --resume runs them."""
 
     def __post_init__(self):
         if self.data not in ("generated", "eigenworms"):
             raise ValueError("data must be generated or eigenworms")
         for name in ("eq_batch", "grad_hidden", "grad_length", "train_length", "train_size",
-                     "test_size", "train_batch", "width", "layers", "ode_points", "speed_batch"):  # fmt: skip
+                     "test_size", "train_batch", "width", "layers", "speed_batch"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        if self.train_steps < 0 or self.epochs < 0:
-            raise ValueError("train_steps and epochs must be >= 0")
+        if min(self.train_steps, self.epochs, self.ode_points, self.speed_reps - 1) < 0:
+            raise ValueError("train_steps, epochs and ode_points must be >= 0, speed_reps >= 1")
         if self.train_batch > self.train_size and self.data == "generated":
             raise ValueError("train_batch must be <= train_size")
         if min((*self.eq_hidden, *self.speed_hidden, *self.eq_lengths, *self.speed_lengths),
@@ -121,43 +135,29 @@ class Preset:
             raise ValueError("grid sizes must be >= 1")
 
 
+# fmt: off
 PRESETS = {
     "smoke": Preset(
-        seeds=(0,),
-        eq_hidden=(1, 4),
-        eq_lengths=(200, 1_000),
-        eq_batch=2,
-        grad_hidden=4,
-        grad_length=200,
-        train_length=300,
-        train_size=32,
-        test_size=32,
-        train_steps=6,
-        train_batch=4,
-        layers=1,
-        ode_points=401,
-        ode_t_end=2.0,
-        speed_hidden=(1, 4),
-        speed_lengths=(1_000, 10_000),
-        speed_batch=4,
-    ),  # fmt: skip
+        seeds=(0, 1), eq_hidden=(1, 4), eq_lengths=(200, 1_000), eq_batch=2, grad_hidden=4,
+        grad_length=200, train_length=300, train_size=32, test_size=32, train_steps=6,
+        train_batch=4, layers=1, ode_points=401, ode_t_end=2.0, speed_hidden=(1, 4),
+        speed_lengths=(1_000, 10_000), speed_batch=4,
+    ),
     "default": Preset(),
     # EigenWorms with the official model (experiments/04_rnn_eigenworms: --nstates 32
     # --nlayer 5 --lr 3e-5 --batch_size 4) and the official speed grid
     "paper": Preset(
-        seeds=(23, 24, 25),
-        data="eigenworms",
-        train_steps=20,
-        train_batch=4,
-        width=32,
-        layers=5,
-        lr=3e-5,
-        epochs=100,
-        speed_hidden=PAPER_HIDDEN,
-        speed_lengths=PAPER_LENGTHS,
-        speed_max_bytes=16 * 2**30,
-    ),  # fmt: skip
+        seeds=(23, 24, 25), data="eigenworms", train_steps=20, train_batch=4, width=32, layers=5,
+        lr=3e-5, epochs=100, speed_hidden=PAPER_HIDDEN, speed_lengths=PAPER_LENGTHS,
+        speed_max_bytes=16 * 2**30, speed_budget_s=1800.0,
+    ),
+    # the paper's Figure 2 grid alone, for a GPU (scripts/bench_gpu.py): no data needed
+    "grid": Preset(
+        eq_hidden=(), train_steps=0, ode_points=0, speed_hidden=PAPER_HIDDEN,
+        speed_lengths=PAPER_LENGTHS, speed_max_bytes=16 * 2**30, speed_budget_s=480.0,
+    ),
 }
+# fmt: on
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -314,10 +314,26 @@ def ode_check(preset: Preset, seed: int) -> dict[str, float]:
 # ----------------------------------------------------------------------------------------
 
 
-def speed_point(preset: Preset, n: int, T: int, seed: int, device) -> dict:
-    reps, warmup = (3, 1) if T <= 10_000 else (1, 0)  # long loops take seconds already
-    return benchmark_point(n, T, batch=preset.speed_batch, device=device, seed=seed, reps=reps,
-                           warmup=warmup)  # fmt: skip
+def speed_point(preset: Preset, n: int, T: int, seed: int, device) -> dict[str, float]:
+    """Forward seconds of DEER, quasi-DEER and nn.GRU at one grid point (one seed)."""
+    return benchmark_point(n, T, batch=preset.speed_batch, device=device, seed=seed,
+                           reps=preset.speed_reps, warmup=1)  # fmt: skip
+
+
+def memory_check(device) -> dict[str, float]:
+    """What a training step keeps for backward (saved tensors) in DEER and quasi-DEER mode,
+    per B*T*n state values: the full adjoint stores every n x n Jacobian, quasi-DEER must not."""
+    B, T, n = 2, 256, 32
+    torch.manual_seed(0)
+    cell = GRUCellFn.from_module(torch.nn.GRU(n, n, batch_first=True).to(device))
+    xs = torch.randn(B, T, n, device=device, requires_grad=True)
+    h0 = torch.zeros(B, n, device=device)
+    unit = B * T * n * xs.element_size()
+    out = {"n": n}
+    for jac, key in (("full", "deer"), ("diag", "qdeer")):
+        saved, _ = saved_tensor_bytes(lambda j=jac: deer_rnn(cell, h0, xs, jacobian=j).y)
+        out[f"{key}_saved_per_state"] = saved / unit
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -363,38 +379,45 @@ def run(ctx: RunContext) -> Report:
             metrics.update(seed, ctx.cached(f"seed{seed}/ode", lambda s=seed: ode_check(preset, s)),
                            prefix="ode/")  # fmt: skip
         ctx.save_partial(metrics)
-    rows = speed_grid(ctx, metrics)
-    if rows:
-        ctx.save_json("speed_grid.json", rows)
-        ctx.save_figure(
-            plot_speed(rows), "speedup_cpu.png" if device.type == "cpu" else "speedup.png"
-        )
+    if preset.train_steps:
+        metrics.update(ctx.seeds[0], ctx.cached("memory", lambda: memory_check(device)),
+                       prefix="memory/")  # fmt: skip
+    skipped = speed_grid(ctx, metrics)
+    if any(name.startswith("speed/") for name in metrics.names()):
+        ctx.save_figure(plot_speed(metrics, device.type), f"speedup_{device.type}.png")
     if curves:
         ctx.save_figure(plot_training(curves), "training_curves.png")
-    return Report(metrics, make_claims(metrics, preset, rows), make_checks(metrics, preset),
-                  extra={"speed_grid": rows, "train_curves": curves})  # fmt: skip
+    claims = make_claims(metrics, preset, device.type)
+    return Report(metrics, claims, make_checks(metrics, preset),
+                  extra={"speed_skipped": skipped, "train_curves": curves})  # fmt: skip
 
 
-def speed_grid(ctx: RunContext, metrics: Metrics) -> list[dict]:
-    """The forward-speed grid on the first seed; each point is a unit."""
-    preset, seed = ctx.preset, ctx.seeds[0]
-    rows = []
+def speed_grid(ctx: RunContext, metrics: Metrics) -> list[str]:
+    """The forward-speed grid, every point a unit per seed; returns the points skipped."""
+    preset, skipped, t0 = ctx.preset, [], time.perf_counter()
     grid = [(n, T) for n in preset.speed_hidden for T in preset.speed_lengths]
     for n, T in progress(grid, desc="speed grid"):
         if full_jacobian_bytes(n, T, preset.speed_batch) > preset.speed_max_bytes:
-            ctx.log.info("speed: skip hidden %d T %d (full Jacobian > %d MiB)", n, T,
-                         preset.speed_max_bytes >> 20)  # fmt: skip
+            skipped.append(f"h{n}_T{T}: full Jacobian > {preset.speed_max_bytes / 2**30:g} GiB")
             continue
-        row = ctx.cached(f"speed/h{n}_T{T}",
-                         lambda n=n, T=T: speed_point(preset, n, T, seed, ctx.torch_device))  # fmt: skip
-        ctx.log.info("speed hidden %d T %d: DEER %.3fs (%d it), qDEER %.3fs, loop %.3fs, nn.GRU %.3fs",
-                     n, T, row["t_deer"], row["iters_deer"], row["t_qdeer"], row["t_loop"],
-                     row["t_nngru"])  # fmt: skip
-        rows.append(row)
-        for k in ("speedup_deer_vs_loop", "speedup_deer_vs_nngru", "speedup_qdeer_vs_loop",
-                  "iters_deer", "iters_qdeer"):  # fmt: skip
-            metrics.add(f"speed/h{n}_T{T}/{k}", seed, row[k])
-    return rows
+        for seed in ctx.seeds:
+            if preset.speed_budget_s and time.perf_counter() - t0 > preset.speed_budget_s:
+                skipped.append(f"h{n}_T{T} seed {seed}: time budget")
+                continue
+            try:
+                row = ctx.cached(f"seed{seed}/speed/h{n}_T{T}",
+                                 lambda s=seed, n=n, T=T: speed_point(preset, n, T, s, ctx.torch_device))  # fmt: skip
+            except torch.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                skipped.append(f"h{n}_T{T} seed {seed}: out of memory")
+                continue
+            metrics.update(seed, row, prefix=f"speed/h{n}_T{T}/")
+            ctx.log.info("speed hidden %d T %d seed %d: DEER %.4fs (%d it), quasi %.4fs (%d it), "
+                         "nn.GRU %.4fs", n, T, seed, row["deer_seconds"], row["deer_iters"],
+                         row["qdeer_seconds"], row["qdeer_iters"], row["nngru_seconds"])  # fmt: skip
+    for s in skipped:
+        ctx.log.info("speed: skipped %s", s)
+    return skipped
 
 
 app = ExperimentApp.from_module(__name__)

@@ -20,17 +20,26 @@ def plot_training(curves: dict[str, list[float]]):
     return fig
 
 
-def plot_speed(rows: list[dict]):
-    """DEER's forward speed-up over the sequential baselines against T, one line per hidden size."""
-    fig, ax = pyplot().subplots(figsize=(5, 3.5))
-    for n in sorted({r["hidden"] for r in rows}):
-        rs = sorted((r for r in rows if r["hidden"] == n), key=lambda r: r["T"])
-        ax.loglog([r["T"] for r in rs], [r["speedup_deer_vs_loop"] for r in rs], "o-",
-                  label=f"hidden {n}")  # fmt: skip
+def plot_speed(metrics, device: str):
+    """DEER's forward speed-up over nn.GRU against T, one colour per hidden size (mean over
+    seeds), with the official V100 speed-ups over a jitted lax.scan GRU dashed."""
+    from .bench import V100_FORWARD_SPEEDUP
+    from .claims import speed_points
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 4))
+    for i, (n, lengths) in enumerate(speed_points(metrics).items()):
+        col = f"C{i}"
+        ours = [metrics.mean(f"speed/h{n}_T{T}/deer_speedup") for T in lengths]
+        ax.loglog(lengths, ours, "o-", color=col, label=f"hidden {n}, ours ({device})")
+        v100 = V100_FORWARD_SPEEDUP.get(n, {})
+        if v100:
+            ax.loglog(list(v100), list(v100.values()), "--", color=col, lw=0.8,
+                      label=f"hidden {n}, paper (V100)")  # fmt: skip
     ax.axhline(1.0, color="k", lw=0.5)
     ax.set_xlabel("sequence length T")
-    ax.set_ylabel("speed-up vs GRUCell loop")
-    ax.set_title(f"DEER forward, {rows[0]['device']}")
-    ax.legend()
+    ax.set_ylabel("DEER speed-up over the sequential GRU")
+    ax.set_title("GRU forward: ours vs nn.GRU (solid), paper V100 vs lax.scan (dashed)", fontsize=8)
+    ax.legend(fontsize=6)
     fig.tight_layout()
     return fig
