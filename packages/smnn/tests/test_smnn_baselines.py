@@ -37,10 +37,19 @@ def test_umnn_cost_grows_with_the_number_of_monotone_inputs():
     assert sizes[2] / sizes[0] > 10  # one integrand and conditioner per monotone input
 
 
-def test_lattice_peer_when_installed():
-    pytest.importorskip("pytorch_lattice")  # optional: it pins numpy<2 (see the README)
+def test_lattice_peer_optional_and_monotone_when_installed():
+    """pytorch-lattice is optional (it pins numpy<2; see the README): without it the run
+    drops the lattice and says so; with it, the peer is monotone, fits, and has 2^m vertices."""
     from iclr24_smnn import CalibratedLatticeNet
+    from iclr24_smnn.baselines import has_lattice
+    from iclr24_smnn.experiment import Preset, models_of
     from iclr24_smnn.train import TrainConfig, train_model
+
+    if not has_lattice():
+        assert "lattice" in Preset().models and "lattice" not in models_of(Preset())
+        with pytest.raises(ImportError):
+            CalibratedLatticeNet(4, MONO, np.zeros((8, 4)))
+        return
 
     X = np.random.default_rng(0).random((256, 4))
     y = 2 * X[:, 0] - X[:, 2] + np.sin(4 * X[:, 1])
