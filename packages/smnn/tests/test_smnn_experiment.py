@@ -39,8 +39,9 @@ def test_classification_uses_bce_and_the_logit_sign(tmp_path, monkeypatch):
         return train_model(model, X, y, cfg, *args, **kw)
 
     monkeypatch.setattr(E, "train_model", spy)
-    preset = replace(E.PRESETS["smoke"], max_epochs=300, patience=60, tune=False)
-    res, _ = E.measure_paper_dataset(preset, "heart", "smnn", 0, tmp_path)
+    preset = replace(E.PRESETS["smoke"], max_epochs=60, patience=30, tune=False)
+    # lr 0.04 (a point of SMNN's tuning grid) learns the task in 60 epochs (0.92 vs base 0.68)
+    res, _ = E.measure_paper_dataset(preset, "heart", "smnn", 0, tmp_path, {"lr": 0.04})
     assert losses == ["bce"]
     assert res["test_accuracy"] >= base + 0.15, (res["test_accuracy"], base)
     assert res["violation_rate"] == 0.0
