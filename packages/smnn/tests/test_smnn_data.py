@@ -117,9 +117,10 @@ def test_paper_dataset_runs_on_small_files(tmp_path):
         for part, n in (("train", 60), ("test", 20)):
             y = rng.integers(0, 2, n) if name == "heart" else rng.random(n)
             _write(tmp_path / "smnn" / name / f"{part}.csv", rng.random((n, d)), y)
-    preset = replace(PRESETS["smoke"], epochs=2)
-    heart = measure_paper_dataset(preset, "heart", "smnn", 0, tmp_path)
+    preset = replace(PRESETS["smoke"], max_epochs=2)
+    heart, config = measure_paper_dataset(preset, "heart", "smnn", 0, tmp_path)
     assert 0.0 <= heart["test_accuracy"] <= 1.0 and heart["violation_rate"] == 0.0
-    blog = measure_paper_dataset(preset, "blogfeedback", "gbm", 0, tmp_path)
+    assert config == {"lr": 0.005} and heart["trials"] == 1  # smoke: no tuning
+    blog, _ = measure_paper_dataset(preset, "blogfeedback", "gbm", 0, tmp_path)
     assert blog["test_rmse"] == pytest.approx(np.sqrt(blog["test_mse"]))
     assert blog["violation_rate"] == 0.0

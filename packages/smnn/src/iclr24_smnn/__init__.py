@@ -6,9 +6,10 @@ from iclr24_smnn import SMNN, SMNNRegressor, monotonicity_audit
 from .audit import AuditResult, monotonicity_audit
 from .baselines import (
     MLP,
+    CalibratedLatticeNet,
     LipschitzMonotonicNet,
     SameStructureNet,
-    has_monotonicnetworks,
+    UMNNSum,
     monotone_gbm,
 )
 from .estimators import SMNNClassifier, SMNNRegressor
@@ -21,6 +22,7 @@ from .smnn import (
     SMNNConfig,
     clipped_activation,
     count_parameters,
+    official_state_dict,
 )
 from .train import TrainConfig, TrainResult, train_model
 
@@ -30,6 +32,7 @@ __all__ = [
     "MLP",
     "SMNN",
     "AuditResult",
+    "CalibratedLatticeNet",
     "ConfluenceUnit",
     "ExpOutput",
     "ExpUnit",
@@ -41,10 +44,11 @@ __all__ = [
     "SameStructureNet",
     "TrainConfig",
     "TrainResult",
+    "UMNNSum",
     "clipped_activation",
     "count_parameters",
-    "has_monotonicnetworks",
     "monotone_gbm",
     "monotonicity_audit",
+    "official_state_dict",
     "train_model",
 ]

@@ -1,12 +1,21 @@
-"""The baselines of the reproduction.
+"""The baselines of the reproduction, each a torch module (batch, d) -> (batch,) except the
+boosting estimator.
 
 * the paper's two comparison networks (official ``SMNN.py``): the unconstrained MLP
   (``MultiLayerPerceptron``) and the "same structure without constraints" ablation
   (``SameStructure``: SMNN's partially connected layout with ordinary ReLU units);
-* the Lipschitz monotonic network (Kitouni et al., "Expressive Monotonic Neural Networks",
-  ICLR 2023) from the ``monotonicnetworks`` package (``pip install iclr24-smnn[peers]``);
+* the Lipschitz monotonic network (LMN; Kitouni, Nolte & Williams, "Expressive Monotonic
+  Neural Networks", ICLR 2023) built from the ``monotonicnetworks`` package;
+* the unconstrained monotonic network (UMNN; Wehenkel & Louppe, NeurIPS 2019) from the
+  ``umnn`` package: one integral network per monotone input, summed;
+* a calibrated lattice (Gupta et al. 2016; You et al. 2017) from ``pytorch-lattice``, used
+  where that package is installed (it cannot be a dependency: see the README);
 * gradient boosting with monotone constraints (scikit-learn ``HistGradientBoosting*``,
   ``monotonic_cst``).
+
+LMN, UMNN and the lattice are the peers whose monotonicity is guaranteed, as SMNN's; the
+lattice's and UMNN's cost grows with the number of monotone inputs (2^m lattice vertices;
+one integrand network and quadrature per monotone input).
 """
 
 from __future__ import annotations
@@ -27,6 +36,12 @@ from .smnn import (
     truncated_normal_,
 )
 
+# the model groups of the reproduction
+NEURAL = ("smnn", "mlp", "same", "lmn", "umnn", "lattice")
+UNCONSTRAINED = ("mlp", "same")  # the paper's own baselines: not monotone
+MONOTONE_PEERS = ("lmn", "umnn", "lattice", "gbm")  # monotone by their own construction
+GROWING_PEERS = ("umnn", "lattice")  # cost grows with the number of monotone inputs
+
 
 class LinearOutput(Dense):
     """Unconstrained output layer (official ``FCLayer_notexp``)."""
@@ -45,20 +60,8 @@ class SameStructureNet(PartiallyConnected):
     ReLU layer and an unconstrained output (official ``SameStructure``). Not monotone."""
 
     def __init__(self, n_features: int, monotone, cfg: SMNNConfig | None = None, **sizes):
-        cfg = cfg or SMNNConfig(**sizes)
-        super().__init__(n_features, monotone, cfg)
-        m, f = len(self.monotone), self.n_features - len(self.monotone)
-        e, r, c = cfg.exp_units, cfg.relu_units, cfg.conf_units
-        self.exp_units = nn.ModuleList(
-            ReLUUnit(m if i == 0 else e[i - 1] + c[i - 1], e[i]) for i in range(len(e))
-        )
-        self.relu_units = nn.ModuleList(
-            ReLUUnit(f if i == 0 else r[i - 1], r[i]) for i in range(len(r))
-        )
-        self.conf_units = nn.ModuleList(
-            ReLUUnit(f if i == 0 else r[i - 1], c[i]) for i in range(len(c))
-        )
-        self.output = LinearOutput(e[-1] + c[-1] + r[-1], 1)
+        super().__init__(n_features, monotone, cfg or SMNNConfig(**sizes), exp_unit=ReLUUnit,
+                         relu_unit=ReLUUnit, conf_unit=ReLUUnit, output=LinearOutput)  # fmt: skip
 
 
 class MLP(nn.Module):
@@ -86,9 +89,10 @@ def mlp_width_for(n_params: int, n_features: int, depth: int = 2) -> int:
     return max(1, round((-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)))
 
 
-def has_monotonicnetworks() -> bool:
+def has_lattice() -> bool:
+    """Whether ``pytorch-lattice`` is importable (an optional peer: see the README)."""
     try:
-        import monotonicnetworks  # noqa: F401
+        import pytorch_lattice  # noqa: F401
     except ImportError:
         return False
     return True
@@ -108,7 +112,7 @@ class LipschitzMonotonicNet(nn.Module):
         lipschitz: float = 2.0,
     ):
         super().__init__()
-        import monotonicnetworks as lmn
+        import monotonicnetworks as lmn  # imported here: it prints nothing, but costs ~0.1 s
 
         mono = normalize_monotone(monotone, n_features)
         self.monotone = mono
@@ -131,15 +135,89 @@ class LipschitzMonotonicNet(nn.Module):
         return self.net(x).squeeze(-1)
 
 
+class UMNNSum(nn.Module):
+    """UMNN for several monotone inputs: ``f(x) = sum_j g_j(s_j x_j; x_free)`` where each
+    ``g_j`` is ``UMNN.MonotonicNN`` (an integral of a positive integrand network, scaled and
+    shifted by networks of the free inputs), ``s_j`` the declared direction. Monotone by
+    construction; the monotone inputs do not interact (they cannot enter another ``g_k``'s
+    conditioning without breaking its monotonicity). (batch, d) -> (batch,).
+
+    Defaults from the UMNN examples (``MonotonicNN(3, [100, 100, 100], nb_steps=100)``), with
+    ``nb_steps`` 50 (the package default) and the width tuned on validation here."""
+
+    def __init__(self, n_features: int, monotone: Mapping[int, int], hidden: int = 64,
+                 depth: int = 3, nb_steps: int = 50):  # fmt: skip
+        super().__init__()
+        from UMNN import MonotonicNN
+
+        self.monotone = normalize_monotone(monotone, n_features)
+        free = [j for j in range(n_features) if j not in self.monotone]
+        self.register_buffer("mono_idx", torch.tensor(list(self.monotone)), persistent=False)
+        signs = torch.tensor([float(s) for s in self.monotone.values()])
+        self.register_buffer("mono_sign", signs, persistent=False)
+        self.register_buffer("free_idx", torch.tensor(free, dtype=torch.long), persistent=False)
+        n_cond = max(1, len(free))  # a constant 0 conditions g_j when every input is monotone
+        self.nets = nn.ModuleList(
+            MonotonicNN(1 + n_cond, [hidden] * depth, nb_steps=nb_steps) for _ in self.monotone
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x_mono = x.index_select(1, self.mono_idx) * self.mono_sign  # (batch, m)
+        h = x.index_select(1, self.free_idx) if len(self.free_idx) else x.new_zeros(len(x), 1)
+        for net in self.nets:  # MonotonicNN keeps its integration bounds on its own device
+            net.device = x.device
+        return sum(net(x_mono[:, j : j + 1], h) for j, net in enumerate(self.nets)).squeeze(-1)
+
+
+class CalibratedLatticeNet(nn.Module):
+    """``pytorch-lattice``'s ``CalibratedLattice`` on the monotone inputs (piecewise-linear
+    calibrators, monotone where declared, into one lattice with 2^m vertices: its cost grows
+    exponentially with m), plus an MLP of the free inputs, summed: monotone by construction
+    (the constraints are projections applied after every step, ``apply_constraints``).
+    ``X_fit`` (n, d) places the calibrators' keypoints at its quantiles. (batch, d) -> (batch,)."""
+
+    def __init__(self, n_features: int, monotone: Mapping[int, int], X_fit: np.ndarray,
+                 keypoints: int = 10, hidden: int = 64):  # fmt: skip
+        super().__init__()
+        from pytorch_lattice.enums import Interpolation, Monotonicity
+        from pytorch_lattice.models import CalibratedLattice
+        from pytorch_lattice.models.features import NumericalFeature
+
+        self.monotone = normalize_monotone(monotone, n_features)
+        free = [j for j in range(n_features) if j not in self.monotone]
+        direction = {1: Monotonicity.INCREASING, -1: Monotonicity.DECREASING}
+        features = [
+            NumericalFeature(
+                f"x{j}", np.asarray(X_fit)[:, j], num_keypoints=keypoints, monotonicity=direction[s]
+            )  # fmt: skip
+            for j, s in self.monotone.items()
+        ]
+        # simplex interpolation: O(m log m) per example (pytorch-lattice's LatticeConfig default)
+        self.lattice = CalibratedLattice(features, interpolation=Interpolation.SIMPLEX)
+        self.register_buffer("mono_idx", torch.tensor(list(self.monotone)), persistent=False)
+        self.register_buffer("free_idx", torch.tensor(free, dtype=torch.long), persistent=False)
+        self.free = MLP(len(free), (hidden, hidden)) if free else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.lattice(x.index_select(1, self.mono_idx)).squeeze(-1).to(x.dtype)
+        return out + self.free(x.index_select(1, self.free_idx)) if self.free is not None else out
+
+    def apply_constraints(self) -> None:
+        self.lattice.apply_constraints()
+
+
 def monotone_gbm(
     n_features: int,
     monotone: Mapping[int, int],
     *,
     classification: bool = False,
     random_state: int = 0,
-    max_iter: int = 500,
+    max_iter: int = 2000,
+    learning_rate: float = 0.1,
+    max_leaf_nodes: int = 31,
 ):
-    """HistGradientBoosting with ``monotonic_cst`` and early stopping on 20 % of the data."""
+    """HistGradientBoosting with ``monotonic_cst``; ``fit(X, y, X_val=..., y_val=...)`` stops
+    early on the given validation split (scikit-learn's defaults otherwise)."""
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     mono = normalize_monotone(monotone, n_features)
@@ -148,7 +226,9 @@ def monotone_gbm(
     return cls(
         monotonic_cst=cst,
         max_iter=max_iter,
+        learning_rate=learning_rate,
+        max_leaf_nodes=max_leaf_nodes,
         early_stopping=True,
-        validation_fraction=0.2,
+        n_iter_no_change=20,
         random_state=random_state,
     )

@@ -7,7 +7,8 @@
 
 Inputs are min-max scaled on the training data (an increasing map, so the declared
 directions carry over); regression targets are standardised; a ``validation_fraction`` of
-the training data selects the best epoch.
+the training data selects the best epoch (and, with ``patience``, stops training once its
+loss has not improved for that many epochs).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class _SMNNBase(BaseEstimator):
         batch_size: int = 128,
         lr: float = 0.005,
         validation_fraction: float = 0.2,
+        patience: int | None = None,
         random_state: int | None = None,
         device: str = "cpu",
     ):
@@ -69,6 +71,7 @@ class _SMNNBase(BaseEstimator):
         self.batch_size = batch_size
         self.lr = lr
         self.validation_fraction = validation_fraction
+        self.patience = patience
         self.random_state = random_state
         self.device = device
 
@@ -106,9 +109,8 @@ class _SMNNBase(BaseEstimator):
         val, tr = perm[:n_val], perm[n_val:]
         cfg = SMNNConfig(tuple(self.exp_units), tuple(self.relu_units), tuple(self.conf_units))
         self.module_ = SMNN(self.n_features_in_, self.monotone_, cfg).to(self.device)
-        tcfg = TrainConfig(
-            epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, loss=self._loss
-        )
+        tcfg = TrainConfig(epochs=self.epochs, batch_size=self.batch_size, lr=self.lr,
+                           loss=self._loss, patience=self.patience if n_val else None)  # fmt: skip
         sel = (Xs[val], t[val]) if n_val else (None, None)
         self.train_result_: TrainResult = train_model(
             self.module_, Xs[tr], t[tr], tcfg, *sel, seed=seed

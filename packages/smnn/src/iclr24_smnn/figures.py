@@ -44,18 +44,21 @@ def contour_figure(surfaces: dict[str, np.ndarray]):
 
 
 def scalability_figure(metrics: Metrics, preset, models):
-    """Time per training epoch against the number m of monotone inputs (mean over seeds)."""
+    """Time per training epoch and parameter count against the number m of monotone inputs
+    (of 40; mean over seeds)."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.5))
+    fig, (ax_t, ax_p) = plt.subplots(1, 2, figsize=(9.5, 3.6))
     ms = sorted(preset.scal_m)
     for name in models:
-        keys = [f"scalability/{name}/epoch_seconds_m{m}" for m in ms]
-        if all(k in metrics for k in keys):
-            ax.plot(ms, [metrics.mean(k) * 1e3 for k in keys], marker="o", label=LABELS[name])
-    ax.set_xlabel("number of monotone inputs m (of 40)")
-    ax.set_ylabel("ms per training epoch")
-    ax.set_ylim(bottom=0)
-    ax.legend()
-    ax.set_title("Training time vs monotone inputs")
+        t = [f"scalability/{name}/epoch_seconds_m{m}" for m in ms]
+        p = [f"scalability/{name}/params_m{m}" for m in ms]
+        if all(k in metrics for k in t + p):
+            ax_t.plot(ms, [metrics.mean(k) * 1e3 for k in t], marker="o", label=LABELS[name])
+            ax_p.plot(ms, [metrics.mean(k) for k in p], marker="o", label=LABELS[name])
+    ax_t.set(xlabel="monotone inputs m (of 40)", ylabel="ms per training epoch", yscale="log",
+             title="Training time vs m")  # fmt: skip
+    ax_p.set(xlabel="monotone inputs m (of 40)", ylabel="parameters", yscale="log",
+             title="Parameters vs m")  # fmt: skip
+    ax_t.legend(fontsize=8)
     fig.tight_layout()
     return fig

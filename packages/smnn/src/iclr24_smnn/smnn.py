@@ -155,9 +155,13 @@ class SMNNConfig:
 
 
 class PartiallyConnected(nn.Module):
-    """The three-path layout shared by SMNN and its unconstrained ablation."""
+    """The three-path layout shared by SMNN and its unconstrained ablation (official
+    ``ScalableMonotonicNeuralNetwork``, whose unit classes are arguments): ``exp_unit``,
+    ``relu_unit``, ``conf_unit`` build one layer's units from (in, out); ``output`` the last
+    layer from its input width."""
 
-    def __init__(self, n_features: int, monotone, cfg: SMNNConfig):
+    def __init__(self, n_features: int, monotone, cfg: SMNNConfig, exp_unit, relu_unit,
+                 conf_unit, output):  # fmt: skip
         super().__init__()
         if not (len(cfg.exp_units) == len(cfg.relu_units) == len(cfg.conf_units) >= 1):
             raise ValueError(
@@ -174,6 +178,18 @@ class PartiallyConnected(nn.Module):
         self.register_buffer("free_idx", torch.tensor(free, dtype=torch.long), persistent=False)
         signs = torch.tensor([float(self.monotone[j]) for j in mono])
         self.register_buffer("mono_sign", signs, persistent=False)  # (m,)
+        e, r, c = cfg.exp_units, cfg.relu_units, cfg.conf_units
+        # layer 0 reads the inputs; layer l > 0 reads [h_e, h_c] (exp) or h_r (ReLU, confluence)
+        self.exp_units = nn.ModuleList(
+            exp_unit(len(mono) if i == 0 else e[i - 1] + c[i - 1], e[i]) for i in range(len(e))
+        )
+        self.relu_units = nn.ModuleList(
+            relu_unit(len(free) if i == 0 else r[i - 1], r[i]) for i in range(len(r))
+        )
+        self.conf_units = nn.ModuleList(
+            conf_unit(len(free) if i == 0 else r[i - 1], c[i]) for i in range(len(c))
+        )
+        self.output = output(e[-1] + c[-1] + r[-1])
 
     def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         # decreasing features enter the monotone path negated: y(-x_j) increasing <=> y decreasing
@@ -211,20 +227,34 @@ class SMNN(PartiallyConnected):
 
     def __init__(self, n_features: int, monotone, cfg: SMNNConfig | None = None, **sizes):
         cfg = cfg or SMNNConfig(**sizes)
-        super().__init__(n_features, monotone, cfg)
-        m, f = len(self.monotone), self.n_features - len(self.monotone)
-        e, r, c = cfg.exp_units, cfg.relu_units, cfg.conf_units
-        self.exp_units = nn.ModuleList(
-            ExpUnit(m if i == 0 else e[i - 1] + c[i - 1], e[i], cfg.exp_init) for i in range(len(e))
-        )
-        self.relu_units = nn.ModuleList(
-            ReLUUnit(f if i == 0 else r[i - 1], r[i]) for i in range(len(r))
-        )
-        self.conf_units = nn.ModuleList(
-            ConfluenceUnit(f if i == 0 else r[i - 1], c[i]) for i in range(len(c))
-        )
-        self.output = ExpOutput(e[-1] + c[-1] + r[-1], 1, cfg.out_init_mean, cfg.out_init_std)
+        super().__init__(
+            n_features, monotone, cfg,
+            exp_unit=lambda i, o: ExpUnit(i, o, cfg.exp_init),
+            relu_unit=ReLUUnit,
+            conf_unit=ConfluenceUnit,
+            output=lambda i: ExpOutput(i, 1, cfg.out_init_mean, cfg.out_init_std),
+        )  # fmt: skip
 
 
 def count_parameters(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
+
+
+def official_state_dict(state_dict: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The weights of an official model (``SMNN.py``'s ``ScalableMonotonicNeuralNetwork``,
+    ``SameStructure`` or ``MultiLayerPerceptron``) under this package's names, for
+    ``load_state_dict``: the layouts are the same ((in, out) weights), only ``fclayer`` is
+    ``output`` and ``hidden_layers`` is ``hidden`` here. The official model takes its monotone
+    columns as given (increasing); build ours with the same (sorted) indices, all ``+1``.
+
+    >>> net = SMNN(6, [1, 4], SMNNConfig((8, 6), (4, 3), (5, 4)))
+    >>> net.load_state_dict(official_state_dict(official.state_dict()))  # doctest: +SKIP
+    """
+    renames = (("fclayer.", "output."), ("hidden_layers.", "hidden."))
+    out = {}
+    for key, value in state_dict.items():
+        for old, new in renames:
+            if key.startswith(old):
+                key = new + key.removeprefix(old)
+        out[key] = value
+    return out
