@@ -86,7 +86,7 @@ class GraphSetting:
 
 
 CORA_LIKE = GraphSetting("cora-like")  # 150 anomalies as on Cora
-# twice Cora's size, with Cora's share of anomalies (6%): 10 cliques of 15 + 150 contextual
+# about twice Cora, 6% anomalies (Cora 5.5%): 10 cliques of 15 + 150 contextual
 LARGE = GraphSetting("large", num_nodes=5_000, vocab=500, num_cliques=10, dense_all_seeds=False)
 
 
