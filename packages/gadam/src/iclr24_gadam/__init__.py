@@ -9,7 +9,17 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", r"`torch\.jit\.script` is deprecated", FutureWarning)
     import torch_geometric  # noqa: F401
 
-from .baselines import ColaDetector, DominantAE, degree_score, feature_inconsistency_score
+from .baselines import (
+    DOMINANT,
+    GAE,
+    AnomalyDAE,
+    AnomalyDAEConfig,
+    DominantConfig,
+    GAEConfig,
+    degree_score,
+    feature_inconsistency_score,
+)
+from .cola import CoLA, ColaConfig
 from .data import (
     CitationGraphSpec,
     citation_graph,
@@ -26,8 +36,14 @@ __version__ = "0.1.0"
 __all__ = [
     "GADAM",
     "CitationGraphSpec",
-    "ColaDetector",
-    "DominantAE",
+    "AnomalyDAE",
+    "AnomalyDAEConfig",
+    "CoLA",
+    "ColaConfig",
+    "DOMINANT",
+    "DominantConfig",
+    "GAE",
+    "GAEConfig",
     "GADAMConfig",
     "citation_graph",
     "degree_score",
