@@ -1,8 +1,6 @@
 """STEP imbalance, the digits split, the CIFAR loader on small pickles the test writes, and
 the CIFAR augmentation."""
 
-import pickle
-
 import numpy as np
 import pytest
 import torch
@@ -35,20 +33,7 @@ def test_digits_split_is_stratified_and_scaled():
     assert Xtr.min() >= 0 and Xtr.max() <= 1 and set(yte) == set(range(10))
 
 
-def write_cifar(root, n_train=20, n_test=10):
-    folder = root / "scl-relu" / "cifar-10-batches-py"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for i, name in enumerate([f"data_batch_{j}" for j in range(1, 6)] + ["test_batch"]):
-        n = n_test if name == "test_batch" else n_train
-        d = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-             b"labels": [(i + j) % 10 for j in range(n)]}  # fmt: skip
-        with open(folder / name, "wb") as f:
-            pickle.dump(d, f)
-    return d
-
-
-def test_cifar_loader_reads_the_python_pickles(tmp_path):
+def test_cifar_loader_reads_the_python_pickles(tmp_path, write_cifar):
     last = write_cifar(tmp_path)
     Xtr, ytr, Xte, yte = load_cifar(tmp_path, "cifar10")
     assert Xtr.shape == (100, 32, 32, 3) and Xte.shape == (10, 32, 32, 3)

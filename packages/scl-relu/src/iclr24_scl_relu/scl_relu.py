@@ -263,6 +263,23 @@ def of_loss_value(labels: Tensor, temperature: float) -> float:
 
 
 # ------------------------------------------------------------------ batching
+def bind(batches: Sequence[Sequence[int]], binding: Sequence[int]) -> list[list[int]]:
+    """The same batches with the binding examples appended (those a batch already holds are
+    not repeated)."""
+    out = []
+    for b in batches:
+        held = set(b)
+        out.append(list(b) + [i for i in binding if i not in held])
+    return out
+
+
+def binding_examples(labels, seed: int = 0) -> list[int]:
+    """One example per class, drawn at random: the binding set. labels: (n,) -> (k,)"""
+    labels = np.asarray(labels, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    return [int(rng.choice(np.flatnonzero(labels == c))) for c in np.unique(labels)]
+
+
 class BatchBindingSampler(torch.utils.data.Sampler[list[int]]):
     """Batch-binding (Section 5.2): every mini-batch is a batch of the other examples plus the
     same k binding examples, one per class. A batch sampler: ``DataLoader(ds,
@@ -314,19 +331,6 @@ class BatchBindingSampler(torch.utils.data.Sampler[list[int]]):
             if len(chunk) < self.batch_size and self.drop_last:
                 return
             yield chunk.tolist() + self.binding
-
-
-def bind(batches: Sequence[Sequence[int]], binding: Sequence[int]) -> list[list[int]]:
-    """The same batches with the binding examples appended (those a batch already holds are
-    not repeated)."""
-    return [list(b) + [i for i in binding if i not in set(b)] for b in batches]
-
-
-def binding_examples(labels, seed: int = 0) -> list[int]:
-    """One example per class, drawn at random: the binding set. labels: (n,) -> (k,)"""
-    labels = np.asarray(labels, dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    return [int(rng.choice(np.flatnonzero(labels == c))) for c in np.unique(labels)]
 
 
 @dataclass(frozen=True)
