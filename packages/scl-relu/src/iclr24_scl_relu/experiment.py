@@ -169,7 +169,7 @@ PRESETS = {
     # ResNet-18 on CIFAR-10 with STEP imbalance R in {10, 100}; SupContrast's README recipe
     # (batch 1024, lr 0.5, temp 0.1, cosine; warm-up 10 epochs for batch > 256).
     "paper": Preset(
-        seeds=(0,),
+        seeds=(0, 1, 2),
         data="cifar10",
         net_ratios=(10.0, 100.0),
         net_temperatures=(0.1,),
