@@ -156,7 +156,7 @@ class Preset:
 
 PRESETS = {
     "smoke": Preset(
-        seeds=(0,),
+        seeds=(0, 1),
         ufm_majority=20,
         ufm_ratios=(1.0, 10.0),
         ufm_steps=300,
