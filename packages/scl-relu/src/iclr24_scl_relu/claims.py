@@ -17,8 +17,9 @@ FAR_BATCH = 0.3  # random batches: far from the OF (issue)
 NET_OF = 0.1  # a network "at" the OF
 ACC_MARGIN = 0.02  # non-inferiority margin on test accuracy (2 points)
 
-NOT_FOUND = ("no number reachable offline: arXiv abs/html v1, ar5iv, OpenReview AyXIDfvYg8 and "
-             "paperswithcode give the abstract only")  # fmt: skip
+# Searched: arXiv abs v1/v2, ar5iv, OpenReview AyXIDfvYg8, paperswithcode, an HTML mirror of
+# the arXiv text (its section list only: setup App. E.1, accuracy App. E.7).
+NOT_FOUND = "paper's number not found offline (abstract and section list only)"
 
 
 def _max(m: Metrics, name: str) -> float:
@@ -141,7 +142,7 @@ def _network_claims(m: Metrics, preset) -> list[Claim]:
                 statement=f"{preset.data}, R = {r:g}, tau = {tau:g}: the ReLU does not cost test "
                 "accuracy",
                 paper="abstract: 'the inclusion of the ReLU activation restores symmetry without "
-                f"compromising test accuracy'; {NOT_FOUND}",
+                f"compromising test accuracy' (numbers in its App. E.7); {NOT_FOUND}",
                 measured=f"nearest-class-mean accuracy ReLU {m.fmt(f'{relu}/ncc_acc', 3)} vs "
                 f"{m.fmt(f'{plain}/ncc_acc', 3)} (gap {ncc}); linear probe "
                 f"{m.fmt(f'{relu}/probe_acc', 3)} vs {m.fmt(f'{plain}/probe_acc', 3)} (gap {probe})",
