@@ -163,6 +163,8 @@ def train_scl(
     for epoch in range(start, config.epochs):
         model.train()
         batches, total = batches_of(epoch), 0.0
+        if not batches:
+            raise ValueError("no training batch: the training set has no example to batch")
         for i, idx in enumerate(batches):
             opt.lr = lr_at(config, epoch + i / len(batches))
             views, y = fetch(idx)
