@@ -16,9 +16,9 @@ TINY = ["--set", "ufm_majority=6", "--set", "ufm_ratios=1,10", "--set", "ufm_ste
 
 def test_paper_preset_runs_on_a_tiny_cifar_and_resumes(tmp_path, capsys, write_cifar):
     pytest.importorskip("torchvision")
-    write_cifar(tmp_path / "data", n_train=12, n_test=10)
+    write_cifar(tmp_path / "data", n_train=8, n_test=10)
     out = tmp_path / "run"
-    argv = ["reproduce", "--preset", "paper", "--device", "cpu", "--threads", "1",
+    argv = ["reproduce", "--preset", "paper", "--device", "cpu", "--threads", "2",
             "--data-dir", str(tmp_path / "data"), "--out", str(out), *TINY]  # fmt: skip
     assert app.main(argv) == 0, capsys.readouterr().err
     res = load_results(out)
