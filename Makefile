@@ -47,11 +47,10 @@ legs:
 	@echo $(LEGS)
 
 # ---------------------------------------------------------------- tests
-# `make test` = every CI leg in isolation, one after the other (2 cores: no parallel legs).
+# `make test` = every CI leg in isolation, in lanes of one core each (tools/run_legs.py:
+# one lane per core, LANES=1 for one leg at a time); each leg's log in $(LEG_ROOT)/logs.
 test: setup
-	@set -e; t0=$$(date +%s); for leg in $(LEGS); do \
-	  $(MAKE) --no-print-directory test-isolated-$$leg; done; \
-	echo "all $(words $(LEGS)) legs passed in $$(( $$(date +%s) - t0 )) s"
+	@LEG_ROOT=$(LEG_ROOT) MAKE=$(MAKE) python3 tools/run_legs.py $(LEGS)
 
 test-workspace: setup
 	$(UV) run --no-sync pytest shared/common/tests shared/llm/tests shared/tests \
@@ -67,7 +66,8 @@ $(addprefix test-,$(PACKAGES)): test-%: setup
 	ICLR24_PACKAGES=$* $(UV) run --no-sync pytest packages/$*/tests shared/tests $(PYTEST_ARGS)
 
 # One CI leg: a throw-away environment with only that member, its extras and its `test`
-# dependency group (uv alone: no global pytest is used), then its tests.
+# dependency group (uv alone: no global pytest is used), then its tests. Bytecode is written
+# (PYTHONDONTWRITEBYTECODE cleared) so that the leg's later processes import torch from .pyc.
 leg_pkg = $(if $(filter shared-%,$(1)),iclr24-$(patsubst shared-%,%,$(1)),iclr24-$(1))
 leg_tests = $(if $(filter shared-%,$(1)),shared/$(patsubst shared-%,%,$(1))/tests,packages/$(1)/tests shared/tests)
 
@@ -77,7 +77,7 @@ $(addprefix test-isolated-,$(LEGS)): test-isolated-%:
 	UV_PROJECT_ENVIRONMENT=$$env $(UV) sync --quiet --locked --python $(PYTHON) \
 	  --package $(call leg_pkg,$*) --all-extras --group test; \
 	echo "leg $*: environment ready in $$(( $$(date +%s) - t0 )) s ($$env)"; \
-	ICLR24_PACKAGES=$(if $(filter shared-%,$*),none,$*) UV_PROJECT_ENVIRONMENT=$$env \
+	ICLR24_PACKAGES=$(if $(filter shared-%,$*),none,$*) UV_PROJECT_ENVIRONMENT=$$env PYTHONDONTWRITEBYTECODE= \
 	  $(UV) run --no-sync --package $(call leg_pkg,$*) pytest $(call leg_tests,$*) $(PYTEST_ARGS); \
 	echo "leg $*: passed in $$(( $$(date +%s) - t0 )) s"; rm -rf $$env
 
