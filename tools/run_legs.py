@@ -42,10 +42,16 @@ def main(argv: list[str] | None = None) -> int:
     cores = allowed_cores()
     lanes = max(1, min(args.lanes or len(cores) or 1, len(args.legs)))
     pin = lanes > 1 and len(cores) >= lanes
-    logs = Path(os.environ.get("LEG_ROOT") or Path(os.environ.get("TMPDIR", "/tmp")) / "iclr24-legs") / "logs"
+    logs = (
+        Path(os.environ.get("LEG_ROOT") or Path(os.environ.get("TMPDIR", "/tmp")) / "iclr24-legs")
+        / "logs"
+    )
     logs.mkdir(parents=True, exist_ok=True)
-    print(f"{len(args.legs)} legs in {lanes} lane(s)" + (f", one core each ({cores[:lanes]})" if pin else ""),
-          flush=True)
+    print(
+        f"{len(args.legs)} legs in {lanes} lane(s)"
+        + (f", one core each ({cores[:lanes]})" if pin else ""),
+        flush=True,
+    )
 
     todo: queue.Queue[str] = queue.Queue()
     for leg in args.legs:
@@ -65,17 +71,26 @@ def main(argv: list[str] | None = None) -> int:
             with log.open("w") as fh:
                 rc = subprocess.call(
                     [args.make, "--no-print-directory", f"test-isolated-{leg}"],
-                    stdout=fh, stderr=subprocess.STDOUT,
-                    preexec_fn=(lambda: os.sched_setaffinity(0, core)) if core else None)
+                    stdout=fh,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=(lambda: os.sched_setaffinity(0, core)) if core else None,
+                )
             wall = time.monotonic() - t0
             results[leg] = (rc, wall)
             with say:
                 if rc == 0:
-                    tail = [ln for ln in log.read_text().splitlines() if " passed" in ln or " failed" in ln]
+                    tail = [
+                        ln
+                        for ln in log.read_text().splitlines()
+                        if " passed" in ln or " failed" in ln
+                    ]
                     summary = tail[-2].strip("= ") if len(tail) >= 2 else ""
                     print(f"leg {leg}: passed in {wall:.0f} s (lane {i}) {summary}", flush=True)
                 else:
-                    print(f"leg {leg}: FAILED (exit {rc}) after {wall:.0f} s (lane {i}); its log:", flush=True)
+                    print(
+                        f"leg {leg}: FAILED (exit {rc}) after {wall:.0f} s (lane {i}); its log:",
+                        flush=True,
+                    )
                     print(log.read_text(), flush=True)
 
     t0 = time.monotonic()
@@ -87,10 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     failed = [leg for leg, (rc, _) in results.items() if rc != 0]
     total = time.monotonic() - t0
     if failed:
-        print(f"{len(failed)} of {len(args.legs)} legs failed ({', '.join(failed)}) in {total:.0f} s")
+        print(
+            f"{len(failed)} of {len(args.legs)} legs failed ({', '.join(failed)}) in {total:.0f} s"
+        )
         return 1
-    print(f"all {len(args.legs)} legs passed in {total:.0f} s "
-          f"(legs' own times add up to {sum(w for _, w in results.values()):.0f} s)")
+    print(
+        f"all {len(args.legs)} legs passed in {total:.0f} s "
+        f"(legs' own times add up to {sum(w for _, w in results.values()):.0f} s)"
+    )
     return 0
 
 
