@@ -1,7 +1,6 @@
 """Numeric, LaTeX and option normalisation."""
 
 import pytest
-
 from iclr24_analogical import (
     boxed_contents,
     latex_equal,

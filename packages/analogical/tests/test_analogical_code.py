@@ -4,7 +4,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from iclr24_analogical import CODE_PROBLEMS, acc_at_k, extract_code, run_program
 
 _spec = importlib.util.spec_from_file_location(

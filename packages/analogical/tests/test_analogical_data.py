@@ -4,8 +4,8 @@ import json
 import re
 
 import pytest
-
 from iclr24_analogical import FAMILIES, load_task, make_split, make_word_problems, numeric_equal
+
 from iclr24_common import MissingDataError
 
 

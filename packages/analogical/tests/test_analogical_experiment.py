@@ -1,11 +1,11 @@
 """The methods end to end with the scripted capable model, and claims computed from numbers."""
 
 import pytest
-
 from iclr24_analogical import MATH_METHODS, MathContext, make_split, run_method
 from iclr24_analogical.claims import make_claims
 from iclr24_analogical.experiment import PRESETS, Preset
 from iclr24_analogical.scripted import scripted_solver
+
 from iclr24_common import Metrics
 
 

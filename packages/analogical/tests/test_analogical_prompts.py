@@ -5,7 +5,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-
 from iclr24_analogical import (
     TEMPLATES,
     AnalogicalPrompting,
@@ -19,6 +18,7 @@ from iclr24_analogical import (
 from iclr24_analogical.analogical import SOLVE_MARKERS
 from iclr24_analogical.baselines import few_shot_cot_prompt, zero_shot_cot_prompt
 from iclr24_analogical.data import Problem
+
 from iclr24_llm import ScriptedBackend
 
 _spec = importlib.util.spec_from_file_location(

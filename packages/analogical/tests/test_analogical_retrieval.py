@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from iclr24_analogical import MiniLMEmbedder, Retriever, make_split, retrieved_cot_prompts
 
 FIXTURE = Path(__file__).parent / "fixtures" / "minilm_sentence_transformers.json"
