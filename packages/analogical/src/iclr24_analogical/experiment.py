@@ -162,7 +162,20 @@ def problems_for(preset: Preset, data_dir, seed: int):
     test = load_task(data_dir, preset.task, "test" if preset.task in ("gsm8k", "math") else "")
     rng = np.random.default_rng(seed)
     test = [test[int(i)] for i in rng.permutation(len(test))[: preset.n_test]]
+    if not pool and any(m in ("few_shot_cot", "retrieved_cot") for m in preset.methods):
+        raise UsageError(f"{preset.task} has no labelled training split here: run it with "
+                         "--set methods=zero_shot,zero_shot_cot,analogical,analogical_random")  # fmt: skip
     return pool, test
+
+
+def code_problems_for(preset: Preset, seed: int):
+    """The toy programming problems of one seed: the next ``code_problems`` of the list, in
+    turn (seed k starts at k * code_problems), so that the seeds cover different problems."""
+    n = len(CODE_PROBLEMS)
+    return [
+        CODE_PROBLEMS[(seed * preset.code_problems + i) % n]
+        for i in range(min(preset.code_problems, n))
+    ]
 
 
 def analogical_task(task: str) -> str:
@@ -172,7 +185,7 @@ def analogical_task(task: str) -> str:
 def scripted_unit(ctx: RunContext, pool, test, retriever, seed: int) -> dict[str, float]:
     """Every method and the code path with the scripted capable model (a check)."""
     preset = ctx.preset
-    code = CODE_PROBLEMS[: preset.code_problems]
+    code = code_problems_for(preset, seed)
     llm = scripted_solver(list(test) + list(pool), code)
     mc = MathContext(pool, retriever, seed, preset.k_exemplars, analogical_task(preset.task))
     out = {}
@@ -221,7 +234,7 @@ def code_unit(ctx, models, seed, method) -> tuple[dict, list]:
     preset = ctx.preset
     t0 = time.perf_counter()
     summary, records = run_code_method(
-        models.llm, method, CODE_PROBLEMS[: preset.code_problems], samples=preset.code_samples,
+        models.llm, method, code_problems_for(preset, seed), samples=preset.code_samples,
         k=preset.code_samples, temperature=preset.code_temperature,
         max_new_tokens=preset.code_max_new_tokens, seed=seed, seconds=preset.code_seconds)  # fmt: skip
     summary["seconds"] = time.perf_counter() - t0
