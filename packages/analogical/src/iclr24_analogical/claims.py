@@ -174,7 +174,7 @@ def make_checks(m: Metrics, preset) -> list[Check]:
             "problem's own template family",
             measured=f"{rate:.2f} of the top-{preset.k_exemplars} exemplars share the family "
             f"({m.fmt('retrieval/same_family_rate', 3)})",
-            criterion=">= 0.8 (chance: 1/8)",
+            criterion=">= 0.8 (chance: 1 / number of families)",
             holds=rate >= 0.8,
         ))  # fmt: skip
     return checks

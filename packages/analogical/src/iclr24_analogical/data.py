@@ -166,7 +166,46 @@ def _increase(rng):
     return q, a + b, r
 
 
-FAMILIES = {"discount": _discount, "change": _change, "boxes": _boxes, "distance": _distance,
+def _more(rng):
+    name, thing = _pick(rng, NAMES), _pick(rng, ("apples", "stickers", "shells", "books"))
+    a, b = int(rng.integers(3, 40)), int(rng.integers(2, 30))
+    q = f"{name} has {a} {thing}. {name} gets {b} more {thing}. How many {thing} does {name} have now?"
+    return q, a + b, f"{name} has {a} + {b} = {a + b} {thing}. The answer is {a + b}."
+
+
+def _spent(rng):
+    name = _pick(rng, NAMES)
+    a = int(rng.integers(20, 100))
+    b = int(rng.integers(2, a - 1))
+    q = f"{name} had ${a} and spent ${b} on lunch. How many dollars does {name} have left?"
+    return q, a - b, f"{name} has {a} - {b} = {a - b} dollars left. The answer is {a - b}."
+
+
+def _rows(rng):
+    place = _pick(rng, (("hall", "chairs"), ("garden", "tulips"), ("class", "desks")))
+    r, c = int(rng.integers(2, 10)), int(rng.integers(2, 10))
+    q = (f"A {place[0]} has {r} rows of {place[1]} with {c} {place[1]} in each row. How many "
+         f"{place[1]} are there in total?")  # fmt: skip
+    return q, r * c, f"There are {r} x {c} = {r * c} {place[1]}. The answer is {r * c}."
+
+
+def _split(rng):
+    name, thing = _pick(rng, NAMES), _pick(rng, ("candies", "cards", "grapes", "coins"))
+    k, each = int(rng.integers(2, 9)), int(rng.integers(2, 10))
+    q = (
+        f"{name} shares {k * each} {thing} equally among {k} friends. How many {thing} does "
+        "each friend get?"
+    )
+    return q, each, f"Each friend gets {k * each} / {k} = {each} {thing}. The answer is {each}."
+
+
+ONE_STEP = ("more", "spent", "rows", "split")
+"""One-operation families (the default: what a 135M model can sometimes solve)."""
+TWO_STEP = ("discount", "change", "boxes", "distance", "ages", "sharing", "wages", "increase")
+"""Two-operation families, GSM8K-like."""
+
+FAMILIES = {"more": _more, "spent": _spent, "rows": _rows, "split": _split,
+            "discount": _discount, "change": _change, "boxes": _boxes, "distance": _distance,
             "ages": _ages, "sharing": _sharing, "wages": _wages, "increase": _increase}  # fmt: skip
 
 
@@ -183,10 +222,10 @@ def make_word_problems(n: int, seed: int, families=tuple(FAMILIES)) -> list[Prob
     return out
 
 
-def make_split(n_train_per_family: int, n_test: int, seed: int):
+def make_split(n_train_per_family: int, n_test: int, seed: int, families=tuple(FAMILIES)):
     """(labelled training pool, test problems): disjoint draws, no test question in the pool."""
-    pool = make_word_problems(n_train_per_family * len(FAMILIES), 10_000 + seed)
-    test = make_word_problems(n_test, seed)
+    pool = make_word_problems(n_train_per_family * len(families), 10_000 + seed, families)
+    test = make_word_problems(n_test, seed, families)
     seen = {p.question for p in pool}
     return pool, [p for p in test if p.question not in seen]
 

@@ -29,10 +29,12 @@ from iclr24_llm import SPEC_HELP, LLMError, load_llm
 from .baselines import K_FEW_SHOT, MiniLMEmbedder, Retriever
 from .claims import make_checks, make_claims
 from .coderun import run_program
-from .data import CODE_PROBLEMS, PAPER_TASKS, load_task, make_split
+from .data import CODE_PROBLEMS, FAMILIES, ONE_STEP, PAPER_TASKS, TWO_STEP, load_task, make_split
 from .figures import plot_methods
 from .methods import CODE_METHODS, MATH_METHODS, MathContext, run_code_method, run_method
 from .scripted import scripted_solver
+
+FAMILY_SETS = {"one_step": ONE_STEP, "two_step": TWO_STEP, "all": tuple(FAMILIES)}
 
 PAPER = Paper(
     title="Large Language Models as Analogical Reasoners",
@@ -55,6 +57,9 @@ class Preset:
     task: str = "generated"
     """generated (word-problem families), or a paper task read from --data-dir: gsm8k, math,
     bbh_<task> (the paper's five BIG-Bench Hard tasks)."""
+    families: str = "one_step"
+    """Generated problem families: one_step (default: what a 135M model can sometimes solve),
+    two_step (GSM8K-like) or all."""
     n_test: int = 8
     """Test problems per seed (paper: the full GSM8K test set, 1319)."""
     n_train_per_family: int = 12
@@ -63,15 +68,15 @@ class Preset:
     """K of few-shot and retrieved CoT (paper Sec. 5.3: 5 for GSM8K)."""
     methods: tuple[str, ...] = MATH_METHODS
     """Methods run on the math problems."""
-    max_new_tokens: int = 200
+    max_new_tokens: int = 128
     """Decoding budget of every method (paper: not capped; bounded on 2 CPU cores)."""
-    code_problems: int = 2
+    code_problems: int = 1
     """Toy programming problems per seed (0: none; paper: 50 Codeforces level-A problems)."""
     code_samples: int = 1
     """Programs per problem: 1 = greedy (Acc@1); paper: 10 at temperature 0.7 (Acc@1, Acc@10)."""
     code_temperature: float = 0.7
     """Sampling temperature when code_samples > 1 (paper Sec. 5.1: 0.7)."""
-    code_max_new_tokens: int = 200
+    code_max_new_tokens: int = 160
     """Decoding budget per program."""
     code_seconds: float = 2.0
     """Time limit per test run of a generated program."""
@@ -91,13 +96,17 @@ class Preset:
             raise ValueError(f"methods must be among {', '.join(MATH_METHODS)}")
         if self.task != "generated" and self.task not in PAPER_TASKS[:-1]:
             raise ValueError(f"task must be generated or one of {', '.join(PAPER_TASKS[:-1])}")
+        if self.families not in FAMILY_SETS:
+            raise ValueError(f"families must be one of {', '.join(FAMILY_SETS)}")
         if not self.llm.strip():
             raise ValueError("llm needs a spec")
 
 
 PRESETS = {
     # the scripted capable model on a few problems: the whole machinery in seconds
-    "smoke": Preset(seeds=(0,), llm="scripted", n_test=8, n_train_per_family=6, code_problems=3),
+    "smoke": Preset(
+        seeds=(0,), llm="scripted", families="all", n_test=12, n_train_per_family=6, code_problems=3
+    ),
     "default": Preset(),
     # the paper's GSM8K protocol, meant for a capable model through --llm
     "paper": Preset(
@@ -157,7 +166,9 @@ class Models:
 def problems_for(preset: Preset, data_dir, seed: int):
     """(training pool, test problems) of one seed."""
     if preset.task == "generated":
-        return make_split(preset.n_train_per_family, preset.n_test, seed)
+        return make_split(
+            preset.n_train_per_family, preset.n_test, seed, FAMILY_SETS[preset.families]
+        )
     pool = load_task(data_dir, preset.task, "train") if preset.task in ("gsm8k", "math") else []
     test = load_task(data_dir, preset.task, "test" if preset.task in ("gsm8k", "math") else "")
     rng = np.random.default_rng(seed)
