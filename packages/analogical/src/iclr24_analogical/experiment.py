@@ -290,7 +290,7 @@ def run(ctx: RunContext) -> Report:
             )
             if preset.llm == "scripted":  # the smoke run: the scripted model answers
                 models.__dict__["llm"] = scripted_solver(
-                    list(test) + list(pool), CODE_PROBLEMS[: preset.code_problems]
+                    list(test) + list(pool), code_problems_for(preset, seed)
                 )
             for method in preset.methods:
                 values, records = ctx.cached(
