@@ -58,3 +58,13 @@ def test_bad_preset_values():
         Preset(task="mmlu")
     with pytest.raises(ValueError, match="n_test"):
         Preset(n_test=0)
+
+
+def test_seeds_get_different_problems():
+    from iclr24_analogical.experiment import code_problems_for, problems_for
+
+    preset = PRESETS["default"]
+    names = [p.name for s in preset.seeds for p in code_problems_for(preset, s)]
+    assert len(set(names)) == len(names) == len(preset.seeds) * preset.code_problems
+    tests = [tuple(p.question for p in problems_for(preset, None, s)[1]) for s in (0, 1)]
+    assert tests[0] != tests[1] and len(tests[0]) == preset.n_test
