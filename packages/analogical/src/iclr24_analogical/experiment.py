@@ -1,0 +1,324 @@
+"""The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
+``app`` at the bottom (``iclr24-analogical reproduce --help``).
+
+Per seed (each a resumable unit, ``ctx.cached``):
+
+- ``seed<k>/scripted``: every method with a scripted capable model (checks the machinery:
+  prompts, the three extraction rules, code extraction and the runner);
+- ``seed<k>/retrieval``: how often the retriever's top-K exemplars share the test problem's
+  family (a check of the embedding model);
+- ``seed<k>/<method>``: the ``--llm`` model on the same test problems with every method,
+  greedy, one token budget for all (the claims);
+- ``seed<k>/code-<method>``: the toy programming problems, 0-shot vs self-generated knowledge +
+  exemplars, run in the sandbox (Acc@1, Acc@k).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
+from iclr24_common import preset_option as option
+from iclr24_llm import SPEC_HELP, LLMError, load_llm
+
+from .baselines import K_FEW_SHOT, MiniLMEmbedder, Retriever
+from .claims import make_checks, make_claims
+from .coderun import run_program
+from .data import CODE_PROBLEMS, FAMILIES, ONE_STEP, PAPER_TASKS, TWO_STEP, load_task, make_split
+from .figures import plot_methods
+from .methods import CODE_METHODS, MATH_METHODS, MathContext, run_code_method, run_method
+from .scripted import scripted_solver
+
+FAMILY_SETS = {"one_step": ONE_STEP, "two_step": TWO_STEP, "all": tuple(FAMILIES)}
+
+PAPER = Paper(
+    title="Large Language Models as Analogical Reasoners",
+    authors="Yasunaga, Chen, Li, Pasupat, Leskovec, Liang, Chi & Zhou",
+    arxiv="2310.01714",
+    code=None,  # no official code is public
+)
+USES_TORCH = True  # the local model and the sentence embedder run on torch
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One reproduction preset; defaults are the `default` preset's (paper values cited)."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Seeds: each draws its own test problems, training pool and fixed few-shot set."""
+    llm: str = "local"
+    """LLM spec (--llm): local = SmolLM2-135M-Instruct offline; 'scripted' = the scripted
+    capable model only (tests, smoke)."""
+    task: str = "generated"
+    """generated (word-problem families), or a paper task read from --data-dir: gsm8k, math,
+    bbh_<task> (the paper's five BIG-Bench Hard tasks)."""
+    families: str = "one_step"
+    """Generated problem families: one_step (default: what a 135M model can sometimes solve),
+    two_step (GSM8K-like) or all."""
+    n_test: int = 8
+    """Test problems per seed (paper: the full GSM8K test set, 1319)."""
+    n_train_per_family: int = 12
+    """Labelled training problems per family (the retrieval pool; GSM8K's train set: 7473)."""
+    k_exemplars: int = K_FEW_SHOT
+    """K of few-shot and retrieved CoT (paper Sec. 5.3: 5 for GSM8K)."""
+    methods: tuple[str, ...] = MATH_METHODS
+    """Methods run on the math problems."""
+    max_new_tokens: int = 128
+    """Decoding budget of every method (paper: not capped; bounded on 2 CPU cores)."""
+    code_problems: int = 1
+    """Toy programming problems per seed (0: none; paper: 50 Codeforces level-A problems)."""
+    code_samples: int = 1
+    """Programs per problem: 1 = greedy (Acc@1); paper: 10 at temperature 0.7 (Acc@1, Acc@10)."""
+    code_temperature: float = 0.7
+    """Sampling temperature when code_samples > 1 (paper Sec. 5.1: 0.7)."""
+    code_max_new_tokens: int = 160
+    """Decoding budget per program."""
+    code_seconds: float = 2.0
+    """Time limit per test run of a generated program."""
+    batch_size: int = 8
+    """Sequences per batched generation of the local model."""
+
+    def __post_init__(self):
+        for name in ("n_test", "n_train_per_family", "k_exemplars", "max_new_tokens",
+                     "code_samples", "code_max_new_tokens", "batch_size"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.code_problems < 0:
+            raise ValueError("code_problems must be >= 0")
+        if not self.code_seconds > 0 or not 0 <= self.code_temperature <= 2:
+            raise ValueError("code_seconds must be > 0 and code_temperature in [0, 2]")
+        if not self.methods or any(m not in MATH_METHODS for m in self.methods):
+            raise ValueError(f"methods must be among {', '.join(MATH_METHODS)}")
+        if self.task != "generated" and self.task not in PAPER_TASKS[:-1]:
+            raise ValueError(f"task must be generated or one of {', '.join(PAPER_TASKS[:-1])}")
+        if self.families not in FAMILY_SETS:
+            raise ValueError(f"families must be one of {', '.join(FAMILY_SETS)}")
+        if not self.llm.strip():
+            raise ValueError("llm needs a spec")
+
+
+PRESETS = {
+    # the scripted capable model on a few problems: the whole machinery in seconds
+    "smoke": Preset(
+        seeds=(0,), llm="scripted", families="all", n_test=12, n_train_per_family=6, code_problems=3
+    ),
+    "default": Preset(),
+    # the paper's GSM8K protocol, meant for a capable model through --llm
+    "paper": Preset(
+        seeds=(0,),
+        task="gsm8k",
+        n_test=1319,
+        max_new_tokens=1024,
+        code_problems=0,
+        code_samples=10,
+        code_max_new_tokens=2048,
+    ),  # fmt: skip
+}
+PAPER_NEEDS_DATA = True
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    option(p, "--llm", field="llm", help=f"the model. {SPEC_HELP}; 'scripted' for tests")
+    option(p, "--task", field="task", help="generated, gsm8k, math or bbh_<task> (--data-dir)")
+    option(p, "--n-test", field="n_test", type=int, help="test problems per seed")
+    option(p, "--max-new-tokens", field="max_new_tokens", type=int, help="decoding budget")
+
+
+# ------------------------------------------------------------------ models
+
+
+class Models:
+    """The LLM and the embedder, loaded on first use (a resumed finished run loads none)."""
+
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+
+    @cached_property
+    def llm(self):
+        spec, t0 = self.ctx.preset.llm, time.perf_counter()
+        try:
+            if spec.startswith("openai:"):
+                llm = load_llm(spec, max_retries=1)
+                llm.generate(["What is 2+2?"], max_new_tokens=8)  # fail now, not after an hour
+            else:
+                llm = load_llm(spec, device=self.ctx.device, threads=None,
+                               batch_size=self.ctx.preset.batch_size)  # fmt: skip
+        except LLMError as e:
+            raise UsageError(f"--llm {spec}: the backend does not answer: {e}") from None
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        self.ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
+        return llm
+
+    @cached_property
+    def embed(self):
+        return MiniLMEmbedder(device=self.ctx.device)
+
+
+# ------------------------------------------------------------------ measurements
+
+
+def problems_for(preset: Preset, data_dir, seed: int):
+    """(training pool, test problems) of one seed."""
+    if preset.task == "generated":
+        return make_split(
+            preset.n_train_per_family, preset.n_test, seed, FAMILY_SETS[preset.families]
+        )
+    pool = load_task(data_dir, preset.task, "train") if preset.task in ("gsm8k", "math") else []
+    test = load_task(data_dir, preset.task, "test" if preset.task in ("gsm8k", "math") else "")
+    rng = np.random.default_rng(seed)
+    test = [test[int(i)] for i in rng.permutation(len(test))[: preset.n_test]]
+    if not pool and any(m in ("few_shot_cot", "retrieved_cot") for m in preset.methods):
+        raise UsageError(f"{preset.task} has no labelled training split here: run it with "
+                         "--set methods=zero_shot,zero_shot_cot,analogical,analogical_random")  # fmt: skip
+    return pool, test
+
+
+def code_problems_for(preset: Preset, seed: int):
+    """The toy programming problems of one seed: the next ``code_problems`` of the list, in
+    turn (seed k starts at k * code_problems), so that the seeds cover different problems."""
+    n = len(CODE_PROBLEMS)
+    return [
+        CODE_PROBLEMS[(seed * preset.code_problems + i) % n]
+        for i in range(min(preset.code_problems, n))
+    ]
+
+
+def analogical_task(task: str) -> str:
+    return {"generated": "gsm8k", "gsm8k": "gsm8k", "math": "math"}.get(task, "bbh")
+
+
+def scripted_unit(ctx: RunContext, pool, test, retriever, seed: int) -> dict[str, float]:
+    """Every method and the code path with the scripted capable model (a check)."""
+    preset = ctx.preset
+    code = code_problems_for(preset, seed)
+    llm = scripted_solver(list(test) + list(pool), code)
+    mc = MathContext(pool, retriever, seed, preset.k_exemplars, analogical_task(preset.task))
+    out = {}
+    for method in preset.methods:
+        summary, _ = run_method(llm, method, test, mc, max_new_tokens=preset.max_new_tokens)
+        out[f"scripted/{method}/acc"] = summary["acc"]
+    if code:
+        for method in CODE_METHODS:
+            s, _ = run_code_method(llm, method, code, samples=1, k=1, temperature=0.0,
+                                   max_new_tokens=preset.code_max_new_tokens, seed=seed,
+                                   seconds=preset.code_seconds)  # fmt: skip
+            out[f"scripted/code_{method}/acc1"] = s["acc1"]
+    # the runner's own paths: references pass, a wrong and an endless program do not
+    refs = [run_program(p.reference, list(p.tests)).ok for p in code]
+    out["runner/reference_pass_rate"] = float(np.mean(refs)) if refs else 1.0
+    out["runner/wrong_detected"] = float(
+        run_program("print(0)", [("", "1\n")]).status == "wrong_answer"
+    )
+    out["runner/timeout_detected"] = float(
+        run_program("while True:\n    pass", [("", "")], seconds=0.5).status == "timeout"
+    )
+    return out
+
+
+def retrieval_unit(retriever, test, k: int) -> dict[str, float]:
+    """Share of retrieved exemplars from the test problem's own family."""
+    top = retriever.top_k([p.question for p in test], k)
+    same = [np.mean([e.family == p.family for e in ex]) for p, ex in zip(test, top)]
+    return {"retrieval/same_family_rate": float(np.mean(same))}
+
+
+def method_unit(ctx, models, pool, test, retriever, seed, method) -> tuple[dict, list]:
+    preset = ctx.preset
+    mc = MathContext(pool, retriever, seed, preset.k_exemplars, analogical_task(preset.task))
+    t0 = time.perf_counter()
+    summary, records = run_method(models.llm, method, test, mc,
+                                  max_new_tokens=preset.max_new_tokens)  # fmt: skip
+    summary["seconds"] = time.perf_counter() - t0
+    ctx.log.info("seed %d %-17s acc %.3f extracted %.2f boxed/answer-is %.2f tokens %.0f "
+                 "(%.0f s)", seed, method, summary["acc"], summary["extraction_rate"],
+                 summary["format_rate"], summary["output_tokens"], summary["seconds"])  # fmt: skip
+    return {f"llm/{method}/{k}": v for k, v in summary.items()}, records
+
+
+def code_unit(ctx, models, seed, method) -> tuple[dict, list]:
+    preset = ctx.preset
+    t0 = time.perf_counter()
+    summary, records = run_code_method(
+        models.llm, method, code_problems_for(preset, seed), samples=preset.code_samples,
+        k=preset.code_samples, temperature=preset.code_temperature,
+        max_new_tokens=preset.code_max_new_tokens, seed=seed, seconds=preset.code_seconds)  # fmt: skip
+    summary["seconds"] = time.perf_counter() - t0
+    ctx.log.info("seed %d code %-10s Acc@1 %.2f Acc@%d %.2f (%.0f s)", seed, method,
+                 summary["acc1"], preset.code_samples, summary["acck"], summary["seconds"])  # fmt: skip
+    return {f"code/{method}/{k}": v for k, v in summary.items()}, records
+
+
+def check_data(preset: Preset, data_dir) -> None:
+    """Stop at once when the paper's data is missing (before any model is loaded)."""
+    if preset.task != "generated":
+        problems_for(preset, data_dir, preset.seeds[0])
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    check_data(preset, ctx.data_dir)
+    models = Models(ctx)
+    metrics, samples = Metrics(), {}
+    try:
+        for seed in ctx.seeds:
+            pool, test = problems_for(preset, ctx.data_dir, seed)
+            retriever = None
+            if "retrieved_cot" in preset.methods and pool:
+                keys = ctx.cached(f"seed{seed}/pool_embeddings",
+                                  lambda p=pool: models.embed([x.question for x in p]))  # fmt: skip
+                retriever = Retriever(pool, models.embed, keys)
+                if preset.task == "generated":
+                    metrics.update(
+                        seed,
+                        ctx.cached(
+                            f"seed{seed}/retrieval",
+                            lambda r=retriever, t=test: retrieval_unit(r, t, preset.k_exemplars),
+                        ),
+                    )
+            metrics.update(
+                seed,
+                ctx.cached(
+                    f"seed{seed}/scripted",
+                    lambda s=seed, p=pool, t=test, r=retriever: scripted_unit(ctx, p, t, r, s),
+                ),
+            )
+            if preset.llm == "scripted":  # the smoke run: the scripted model answers
+                models.__dict__["llm"] = scripted_solver(
+                    list(test) + list(pool), code_problems_for(preset, seed)
+                )
+            for method in preset.methods:
+                values, records = ctx.cached(
+                    f"seed{seed}/{method}",
+                    lambda s=seed, m=method, p=pool, t=test, r=retriever:
+                    method_unit(ctx, models, p, t, r, s, m))  # fmt: skip
+                metrics.update(seed, values)
+                samples[f"seed{seed}/{method}"] = records
+            for method in CODE_METHODS if preset.code_problems else ():
+                values, records = ctx.cached(
+                    f"seed{seed}/code-{method}",
+                    lambda s=seed, m=method: code_unit(ctx, models, s, m),
+                )
+                metrics.update(seed, values)
+                samples[f"seed{seed}/code-{method}"] = records
+            ctx.save_partial(metrics)
+    except LLMError as e:
+        raise UsageError(f"LLM backend failed: {e}") from None
+    if samples:
+        ctx.save_json("completions.json", samples)
+        ctx.save_figure(plot_methods(metrics, preset), "methods.png")
+    llm_name = models.__dict__["llm"].name if "llm" in models.__dict__ else preset.llm
+    extra = {"llm": preset.llm, "llm_name": llm_name}
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset), extra)
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

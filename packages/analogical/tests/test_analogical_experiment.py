@@ -1,0 +1,70 @@
+"""The methods end to end with the scripted capable model, and claims computed from numbers."""
+
+import pytest
+from iclr24_analogical import MATH_METHODS, MathContext, make_split, run_method
+from iclr24_analogical.claims import make_claims
+from iclr24_analogical.experiment import PRESETS, Preset
+from iclr24_analogical.scripted import scripted_solver
+
+from iclr24_common import Metrics
+
+
+@pytest.mark.parametrize("method", [m for m in MATH_METHODS if m != "retrieved_cot"])
+def test_scripted_capable_model_is_judged_right(method):
+    pool, test = make_split(3, 8, seed=0)
+    llm = scripted_solver(test + pool)
+    summary, records = run_method(llm, method, test, MathContext(pool), max_new_tokens=200)
+    assert summary["acc"] == 1.0 and summary["extraction_rate"] == 1.0, records[0]
+    assert all(r["target"] == r["answer"] for r in records)
+
+
+def test_wrong_model_is_judged_wrong():
+    pool, test = make_split(3, 8, seed=0)
+    from iclr24_llm import ScriptedBackend
+
+    llm = ScriptedBackend(lambda p: "## Solve the Initial Problem:\nA: \\boxed{-1}")
+    summary, _ = run_method(llm, "analogical", test, MathContext(pool), max_new_tokens=50)
+    assert summary["acc"] == 0.0 and summary["format_rate"] == 1.0
+
+
+def _metrics(acc: dict, tokens: dict) -> Metrics:
+    m = Metrics()
+    for seed in (0, 1, 2):
+        for name in MATH_METHODS:
+            m.update(seed, {f"llm/{name}/acc": acc[name] + 0.01 * seed,
+                            f"llm/{name}/output_tokens": tokens.get(name, 100.0),
+                            f"llm/{name}/extraction_rate": 1.0, f"llm/{name}/truncated_rate": 0.0,
+                            f"llm/{name}/n": 8.0})  # fmt: skip
+    return m
+
+
+def test_claims_follow_the_numbers():
+    preset = PRESETS["default"]
+    acc = dict.fromkeys(MATH_METHODS, 0.2) | {"analogical": 0.5}
+    claims = {c.id: c for c in make_claims(_metrics(acc, {"analogical": 300.0}), preset)}
+    assert claims["cost-output-tokens"].holds
+    assert not claims["small-model-labelled-win"].holds  # analogical won: the claim fails
+    assert claims["beats-zero-shot"].holds and claims["relevance-matters"].holds
+    claims = {c.id: c for c in make_claims(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}), preset)}
+    assert not claims["cost-output-tokens"].holds and not claims["beats-zero-shot"].holds
+    large = {c.id: c for c in make_claims(_metrics(acc, {}), Preset(llm="openai:m@http://x"))}
+    assert large["capable-model-analogical-wins"].holds and "small-model-labelled-win" not in large
+
+
+def test_bad_preset_values():
+    with pytest.raises(ValueError, match="methods"):
+        Preset(methods=("nope",))
+    with pytest.raises(ValueError, match="task"):
+        Preset(task="mmlu")
+    with pytest.raises(ValueError, match="n_test"):
+        Preset(n_test=0)
+
+
+def test_seeds_get_different_problems():
+    from iclr24_analogical.experiment import code_problems_for, problems_for
+
+    preset = PRESETS["default"]
+    names = [p.name for s in preset.seeds for p in code_problems_for(preset, s)]
+    assert len(set(names)) == len(names) == len(preset.seeds) * preset.code_problems
+    tests = [tuple(p.question for p in problems_for(preset, None, s)[1]) for s in (0, 1)]
+    assert tests[0] != tests[1] and len(tests[0]) == preset.n_test
