@@ -21,7 +21,7 @@ class FakeModel:
     def __init__(self):
         self.seen = ""
 
-    def __call__(self, input_ids, use_cache=True, past_key_values=None):
+    def __call__(self, input_ids, use_cache=True, logits_to_keep=0, past_key_values=None):
         ids = (past_key_values or []) + input_ids[0].tolist()
         self.seen = "".join(map(chr, ids))
         logits = torch.zeros(1, len(input_ids[0]), V)

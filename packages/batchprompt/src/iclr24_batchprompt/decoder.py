@@ -26,8 +26,18 @@ DEFAULT_THRESHOLD = 0.8
 (ours: the paper asks the LLM in words; see the README)."""
 
 
-def restricted_answerer(backend, *, threshold: float = DEFAULT_THRESHOLD) -> Answerer:
-    """An :data:`Answerer` for a ``TransformersBackend`` (``iclr24_llm``)."""
+def restricted_answerer(
+    backend, *, threshold: float = DEFAULT_THRESHOLD, share_prefix: bool = True
+) -> Answerer:
+    """An :data:`Answerer` for a ``TransformersBackend`` (``iclr24_llm``).
+
+    ``share_prefix``: the prompt up to the batch (system prompt, few-shot turns, the opening
+    of the last user turn) is the same for every call of a batch size; its KV cache is
+    computed once and copied for each call (the tokens are still booked on every call, as a
+    server bills them). The split is at a chat-template boundary, where the tokenizer splits
+    anyway."""
+    import copy
+
     import torch
 
     from iclr24_llm.local import _output_cache
@@ -41,8 +51,28 @@ def restricted_answerer(backend, *, threshold: float = DEFAULT_THRESHOLD) -> Ans
 
     def forward(tokens: list[int], past):
         t = torch.tensor([tokens], device=backend.device)
-        out = backend.model(input_ids=t, use_cache=True, **{backend._cache_kw: past})
+        out = backend.model(input_ids=t, use_cache=True, logits_to_keep=1,
+                            **{backend._cache_kw: past})  # fmt: skip
         return torch.log_softmax(out.logits[0, -1].float(), dim=-1), _output_cache(out)
+
+    prefixes: dict[str, tuple[int, object]] = {}
+
+    def start(task: Task, items) -> tuple[list[int], list[int], object]:
+        """(prompt ids, ids still to feed, KV cache of the rest)."""
+        text = backend.render(build_messages(task, items, confidence=False))
+        if not share_prefix:
+            ctx = backend._ids(text)
+            return ctx, ctx, None
+        empty = backend.render(build_messages(task, [{}], confidence=False)[:-1]
+                               + [{"role": "user", "content": ""}])  # fmt: skip
+        cut = next((k for k, (a, b) in enumerate(zip(text, empty)) if a != b), len(empty))
+        head, tail = text[:cut], backend._ids(text[cut:])
+        if head not in prefixes:
+            head_ids = backend._ids(head)
+            _, past = forward(head_ids, None)
+            prefixes[head] = (head_ids, past)
+        head_ids, past = prefixes[head]
+        return head_ids + tail, tail, copy.deepcopy(past)
 
     def firsts(task: Task) -> list[list[int]]:
         seqs = [ids(lab) for lab in task.labels]
@@ -54,12 +84,12 @@ def restricted_answerer(backend, *, threshold: float = DEFAULT_THRESHOLD) -> Ans
     def answer(task: Task, items: Sequence[dict[str, str]], confidence: bool):
         seqs = firsts(task)
         options = [s[0] for s in seqs]
-        ctx = backend._ids(backend.render(build_messages(task, items, confidence=False)))
         out: list[Answer | None] = []
         completion = 0
         with backend._lock, torch.inference_mode():
-            pending, past = ctx + ids(f"Label for {task.unit} 0: ["), None
-            completion -= len(ctx)
+            ctx, rest, past = start(task, items)
+            pending = rest + ids(f"Label for {task.unit} 0: [")
+            completion -= len(rest)
             for i in range(len(items)):
                 logp, past = forward(pending, past)
                 completion += len(pending)
