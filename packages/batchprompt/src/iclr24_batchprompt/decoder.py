@@ -33,7 +33,7 @@ def restricted_answerer(
 
     ``share_prefix``: the prompt up to the batch (system prompt, few-shot turns, the opening
     of the last user turn) is the same for every call of a batch size; its KV cache is
-    computed once and copied for each call (the tokens are still booked on every call, as a
+    computed once, extended by each call and cropped back to the prefix after it (the tokens are still booked on every call, as a
     server bills them). The split is at a chat-template boundary, where the tokenizer splits
     anyway."""
     import copy
@@ -72,6 +72,8 @@ def restricted_answerer(
             _, past = forward(head_ids, None)
             prefixes[head] = (head_ids, past)
         head_ids, past = prefixes[head]
+        if hasattr(past, "crop"):  # a transformers cache: used in place, cropped back after
+            return head_ids + tail, tail, past
         return head_ids + tail, tail, copy.deepcopy(past)
 
     def firsts(task: Task) -> list[list[int]]:
@@ -88,17 +90,27 @@ def restricted_answerer(
         completion = 0
         with backend._lock, torch.inference_mode():
             ctx, rest, past = start(task, items)
+            shared = past
             pending = rest + ids(f"Label for {task.unit} 0: [")
             completion -= len(rest)
-            for i in range(len(items)):
-                logp, past = forward(pending, past)
-                completion += len(pending)
-                p = torch.softmax(logp[options], dim=-1)  # the label distribution
-                label = int(p.argmax())
-                conf = CONFIDENT if float(p[label]) >= threshold else NOT_CONFIDENT
-                out.append(Answer(label, conf))
-                nxt = f"]\nLabel for {task.unit} {i + 1}: [" if i + 1 < len(items) else "]"
-                pending = seqs[label] + ids(nxt)
+            try:
+                for i in range(len(items)):
+                    logp, past = forward(pending, past)
+                    completion += len(pending)
+                    p = torch.softmax(logp[options], dim=-1)  # the label distribution
+                    label = int(p.argmax())
+                    conf = CONFIDENT if float(p[label]) >= threshold else NOT_CONFIDENT
+                    out.append(Answer(label, conf))
+                    nxt = f"]\nLabel for {task.unit} {i + 1}: [" if i + 1 < len(items) else "]"
+                    pending = seqs[label] + ids(nxt)
+            finally:
+                extra = (
+                    shared.get_seq_length() - (len(ctx) - len(rest))
+                    if hasattr(shared, "crop")
+                    else 0
+                )
+                if extra > 0:  # negative: remove that many (transformers 4.x and 5.x alike)
+                    shared.crop(-extra)
             completion += len(pending)  # the last label and "]" (never fed back)
         backend.usage.record(calls=1, prompt_tokens=len(ctx), completion_tokens=completion)
         text = "\n".join(task.label_line(i, a.label) for i, a in enumerate(out) if a)
