@@ -16,7 +16,7 @@ V = 256
 
 class FakeModel:
     """Reads the text so far (its 'cache' is the list of ids): after 'Label for Input i: ['
-    it prefers 'p' (positive) by 2 nats when point i says 'good', by 0.2 when 'fine', else 'n'."""
+    it prefers 'g' (good) by 2 nats when point i says 'good', by 0.2 when 'fine', else 'b'."""
 
     def __init__(self):
         self.seen = ""
@@ -30,7 +30,7 @@ class FakeModel:
             prompt = self.seen.split("<assistant>")[0]  # the batch is the last user turn
             point = re.findall(rf"Input {m.group(1)}: ([^\n]*)\n", prompt)[-1]
             margin = 2.0 if "good" in point else 0.2 if "fine" in point else -2.0
-            logits[0, -1, ord("p")] = margin
+            logits[0, -1, ord("g")] = margin
             logits[0, -1, ord("z")] = 9.0  # a token outside the labels: must be ignored
         return SimpleNamespace(logits=logits, past_key_values=ids, cache=None)
 
@@ -59,11 +59,8 @@ def test_forced_format_and_restricted_choice():
     assert res.predictions() == [1, 0, 1]
     assert [v[0].confidence for v in res.votes] == [CONFIDENT, CONFIDENT, NOT_CONFIDENT]
     prompt = be.render(build_messages(SENTIMENT, items))
-    answer = (
-        "Label for Input 0: [positive]\nLabel for Input 1: [negative]\n"
-        "Label for Input 2: [positive]"
-    )
-    assert be.model.seen == prompt + answer[: -len("positive]")]  # the last label is not fed
+    answer = "Label for Input 0: [good]\nLabel for Input 1: [bad]\nLabel for Input 2: [good]"
+    assert be.model.seen == prompt + answer[: -len("good]")]  # the last label is not fed
     usage = be.usage.as_dict()
     assert usage["calls"] == 1 and usage["prompt_tokens"] == len(prompt)
     assert usage["completion_tokens"] == len(answer) == res.ledger.completion_tokens

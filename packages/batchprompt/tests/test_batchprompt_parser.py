@@ -15,11 +15,11 @@ def test_official_format_in_order():
 
 def test_out_of_order_missing_extra_duplicate():
     text = (
-        "Label for Input 2: [positive] (confident)\n"
-        "Label for Input 0: [negative] (not confident)\n"
-        "Label for Input 7: [positive]\n"  # outside the batch
-        "Label for Input 2: [positive]\n"  # repeat, agreeing
-        "Label for Input 3: [positive]\nLabel for Input 3: [negative]\n"
+        "Label for Input 2: [good] (confident)\n"
+        "Label for Input 0: [bad] (not confident)\n"
+        "Label for Input 7: [good]\n"  # outside the batch
+        "Label for Input 2: [good]\n"  # repeat, agreeing
+        "Label for Input 3: [good]\nLabel for Input 3: [bad]\n"
     )  # disagreeing
     p = parse_answer(SENTIMENT, text, 4)
     assert p.labels == {2: 1, 0: 0}
@@ -28,9 +28,7 @@ def test_out_of_order_missing_extra_duplicate():
 
 
 def test_tolerant_spelling_and_bad_labels():
-    text = (
-        "label for input 0 : [ Positive ]\nLabel for Input 1: [class 1]\nLabel for Input 2: [maybe]"
-    )
+    text = "label for input 0 : [ Good ]\nLabel for Input 1: [class 1]\nLabel for Input 2: [maybe]"
     p = parse_answer(SENTIMENT, text, 3)
     assert p.labels == {0: 1} and p.missing == [1, 2]
     q = parse_answer(RTE, "Label for Sentence pair 0: [the answer is class 1]", 1)
@@ -45,8 +43,8 @@ def test_reask_only_the_missing_items():
         prompts.append(batch)
         n = batch.count("Input ")
         if len(prompts) == 1:  # first answer: item 1 and 3 missing
-            return "Label for Input 0: [positive]\nLabel for Input 2: [negative]"
-        return "\n".join(f"Label for Input {i}: [positive]" for i in range(n))
+            return "Label for Input 0: [good]\nLabel for Input 2: [bad]"
+        return "\n".join(f"Label for Input {i}: [good]" for i in range(n))
 
     llm = ScriptedBackend(fn)
     ledger = Ledger()

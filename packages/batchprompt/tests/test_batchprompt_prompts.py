@@ -70,10 +70,9 @@ def test_golden_sentiment_batch_prompt():
     assert msgs[0]["content"].endswith(
         "Please make sure each generated label is in format of [X].\n"
         "Please make sure to generate 2 labels.\nAfter each label, say how sure you are: write "
-        '(confident) or (not confident), e.g. "Label for Input 0: [negative] (confident)".'
+        '(confident) or (not confident), e.g. "Label for Input 0: [bad] (confident)".'
     )
     assert "You will be given 2 sentences each time" in msgs[0]["content"]
     assert (
-        SENTIMENT.label_line(3, 1, "not confident")
-        == "Label for Input 3: [positive] (not confident)"
+        SENTIMENT.label_line(3, 1, "not confident") == "Label for Input 3: [good] (not confident)"
     )

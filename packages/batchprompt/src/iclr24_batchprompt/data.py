@@ -120,25 +120,28 @@ QQP = Task(
 PAPER_TASKS = {"boolq": BOOLQ, "rte": RTE, "qqp": QQP}
 
 # ------------------------------------------------------------------ generated tasks
-# Label words instead of "class 0/1": a 135M model maps a sentence to "positive" far more
-# reliably than to an arbitrary class number (measured in the README).
+# Label words instead of "class 0/1", and "good"/"bad" rather than "positive"/"negative":
+# with the latter SmolLM2-135M answered "positive" for every sentence one at a time (accuracy
+# 0.5 on 24 points), with good/bad and four demonstrations 0.92 (2026-12-03, our probe).
 SENTIMENT = Task(
     name="sentiment",
     system=(
         "You are a professional NLP expert at sentiment annotation. You will be given "
         "[BATCH_SIZE] sentences each time, as input. Your goal is to classify each sentence "
-        "into two classes as below:\n[positive]: the sentence says something good.\n"
-        "[negative]: the sentence says something bad.\n\nYou will be given [BATCH_SIZE] "
+        "into two classes as below:\n[good]: the sentence is positive.\n"
+        "[bad]: the sentence is negative.\n\nYou will be given [BATCH_SIZE] "
         "sentences each time, and the below is the format of sentences which will be given:\n"
         "============\nInput 0: xxxxx\nInput 1: xxxxx\n......\n============"
-        + _OUTPUT_FORMAT.format(choices="'positive' or 'negative'", unit="Input", x="X")
+        + _OUTPUT_FORMAT.format(choices="'good' or 'bad'", unit="Input", x="X")
     ),
     template="Input [INPUT_INDEX]: [SENTENCE]",
     unit="Input",
-    labels=("negative", "positive"),
+    labels=("bad", "good"),
     fewshot=(
-        "Input 0: The dessert was wonderful.\n\nInput 1: The bus was filthy.\n\n",
-        "Label for Input 0: [positive]\nLabel for Input 1: [negative]",
+        "Input 0: The dessert was wonderful.\n\nInput 1: The bus was filthy.\n\n"
+        "Input 2: The concert was boring.\n\nInput 3: The beach is beautiful.\n\n",
+        "Label for Input 0: [good]\nLabel for Input 1: [bad]\nLabel for Input 2: [bad]\n"
+        "Label for Input 3: [good]",
     ),
 )
 
