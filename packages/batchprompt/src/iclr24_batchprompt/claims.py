@@ -43,7 +43,9 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         paper="Sec. 4 / Fig. 1: accuracy drops with batch size (RTE, gpt-3.5: 1 -> 64); "
         "the per-batch-size numbers were not found in the sources searched",
         measured=" / ".join(f"bs {b}: {metrics.fmt(f'llm/bs{b}/v1/acc', 3)}"
-                            for b in preset.batch_sizes) + f"; bs1 - bs{big}: {gap}",  # fmt: skip
+                            for b in preset.batch_sizes) + f"; bs1 - bs{big}: {gap}; bs {big} "
+        f"by position: first half {metrics.fmt(f'llm/bs{big}/first_half_acc', 3)}, second half "
+        f"{metrics.fmt(f'llm/bs{big}/second_half_acc', 3)}",  # fmt: skip
         criterion=f"SinglePrompt - bs {big} accuracy > 2 SE (paired over seeds)",
         holds=gap.beyond_noise(2.0),
     ))  # fmt: skip

@@ -256,6 +256,10 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
         seen[first.position] += 1
         right[first.position] += first.label == int(it["label"])
     extra = {"position_acc": (right / np.maximum(seen, 1)).tolist(), "position_n": seen.tolist()}
+    if b > 1 and not seas:
+        half = b // 2
+        v[f"{prefix}/first_half_acc"] = float(right[:half].sum() / max(1, seen[:half].sum()))
+        v[f"{prefix}/second_half_acc"] = float(right[half:].sum() / max(1, seen[half:].sum()))
     return v, extra
 
 
