@@ -1,0 +1,348 @@
+"""The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
+``app`` at the bottom (``iclr24-batchprompt reproduce --help``).
+
+Measurements (each a resumable unit, ``ctx.cached``):
+
+- ``seed<k>/sim``: the position-biased simulated LLM (``simulate.py``) on ``sim_items``
+  points: SinglePrompt, BPE at ``sim_batch_size`` with 1..K votes (plain and self-weighted),
+  BPE + SEAS, and the binomial prediction of BPE's accuracy;
+- ``seed<k>/llm/bs<b>``: the ``--llm`` model (default: SmolLM2-135M with the restricted
+  label decoder) on ``n_items`` generated points at batch size b (b = 1 is SinglePrompt),
+  K permuted votes; ``seed<k>/llm/bs<b>/seas``: the same with SEAS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
+from iclr24_common import preset_option as option
+from iclr24_llm import SPEC_HELP, LLMError, load_llm
+
+from .batchprompt import (
+    Answerer,
+    BatchResult,
+    Task,
+    build_messages,
+    formula_tokens,
+    llm_answerer,
+    official_tokens,
+    planned_calls,
+    run_batches,
+)
+from .claims import make_checks, make_claims
+from .data import GENERATED, PAPER_TASKS, SENTIMENT, load_paper_task
+from .decoder import DEFAULT_THRESHOLD, restricted_answerer
+from .figures import plot_accuracy_vs_tokens, plot_position
+from .simulate import PositionBias, predicted_accuracy, simulated_llm
+
+PAPER = Paper(
+    title="BatchPrompt: Accomplish more with less",
+    authors="Lin, Diesendruck, Du & Abraham",
+    arxiv="2309.00384",
+    code="https://github.com/microsoft/BatchPrompt",
+)
+USES_TORCH = True  # the local model runs on torch (--device cuda puts it on a GPU)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One reproduction preset; defaults are the `default` preset's (sources cited)."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Repetitions: each draws the generated points, the permutations and the simulator."""
+    llm: str = "local"
+    """LLM spec (--llm): local (SmolLM2-135M, restricted decoder), a model path,
+    openai:<model>@<url> (free generation + the parser), or simulated (the position-biased
+    simulator, also for this part: tests and smoke)."""
+    task: str = "sentiment"
+    """sentiment (generated) or a paper task: boolq, rte, qqp (files under --data-dir)."""
+    n_items: int = 32
+    """Points per seed for the --llm part (official: 320 per configuration; 32 x 3 seeds
+    fit the 2-core budget: the local model takes ~0.1-0.25 s per label on the shared box)."""
+    batch_sizes: tuple[int, ...] = (1, 4, 16)
+    """Batch sizes (1 = SinglePrompt; paper: 1, 16, 32, 64 on RTE, Table 1)."""
+    votes: int = 5
+    """Voting rounds of BPE; 1..votes are reported (official default num_vote 9; paper
+    figures use 1, 3, 5, 7, 9)."""
+    seas_batch_sizes: tuple[int, ...] = (16,)
+    """Batch sizes also run with SEAS (paper: 32 and 64)."""
+    threshold: float = DEFAULT_THRESHOLD
+    """Local model: label probability above which an answer counts as "confident"."""
+    alpha: float = 0.2
+    """Weight of a "not confident" vote (paper Sec. 3.3)."""
+    max_reask: int = 2
+    """Re-asks of missing labels per call (ours; the official code aligns by position)."""
+    sim_items: int = 320
+    """Points per seed for the simulated LLM (official runs 320 points per configuration)."""
+    sim_batch_size: int = 16
+    """Batch size of the simulated runs."""
+    sim_votes: int = 5
+    """Voting rounds of the simulated runs."""
+    bias: PositionBias = field(default_factory=PositionBias)
+    """The simulated LLM's error and format-error rates."""
+
+    def __post_init__(self):
+        for name in ("n_items", "votes", "sim_items", "sim_batch_size", "sim_votes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.max_reask < 0:
+            raise ValueError("max_reask must be >= 0")
+        if not self.batch_sizes or min(self.batch_sizes) < 1 or 1 not in self.batch_sizes:
+            raise ValueError("batch_sizes must be >= 1 and include 1 (SinglePrompt)")
+        if any(b not in self.batch_sizes for b in self.seas_batch_sizes):
+            raise ValueError("seas_batch_sizes must be among batch_sizes")
+        if not 0 < self.threshold <= 1 or not 0 <= self.alpha <= 1:
+            raise ValueError("threshold must be in (0, 1], alpha in [0, 1]")
+        if self.task not in GENERATED and self.task not in PAPER_TASKS:
+            raise ValueError(f"task must be one of {', '.join([*GENERATED, *PAPER_TASKS])}")
+        if not self.llm.strip():
+            raise ValueError("llm needs a spec")
+
+
+PRESETS = {
+    "smoke": Preset(
+        seeds=(0, 1),
+        llm="simulated",
+        n_items=32,
+        batch_sizes=(1, 4, 16),
+        votes=3,
+        seas_batch_sizes=(16,),
+        sim_items=96,
+        sim_votes=3,
+    ),  # fmt: skip
+    "default": Preset(),
+    # the paper's scale: 320 points of BoolQ (also rte, qqp with --set task=...) through a
+    # real LLM (--llm openai:<model>@<url>), batch sizes up to 64, 9 votes (official run.py)
+    "paper": Preset(
+        seeds=(0,),
+        llm="openai:gpt-4o-mini@https://api.openai.com/v1",
+        task="boolq",
+        n_items=320,
+        batch_sizes=(1, 16, 32, 64),
+        votes=9,
+        seas_batch_sizes=(32, 64),
+        sim_items=320,
+    ),  # fmt: skip
+}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    option(p, "--llm", field="llm", help=f"{SPEC_HELP}; 'simulated' for the simulator")
+    option(p, "--task", field="task", help="sentiment (generated), boolq, rte or qqp")
+    option(p, "--n-items", field="n_items", type=int, help="points per seed for --llm")
+    option(p, "--votes", field="votes", type=int, help="BPE voting rounds")
+
+
+# ------------------------------------------------------------------ models
+
+
+class Models:
+    """The answerer of the --llm part, built on first use (a resumed run loads nothing)."""
+
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+
+    @cached_property
+    def answerer(self) -> tuple[Answerer | None, object, str]:
+        """(answerer, token counter, model name); None for the simulator."""
+        preset, ctx = self.ctx.preset, self.ctx
+        if preset.llm == "simulated":
+            return None, None, "simulated"  # built per seed and task (it needs the truth)
+        t0 = time.perf_counter()
+        try:
+            if preset.llm.startswith("openai:"):
+                llm = load_llm(preset.llm, max_retries=2)
+                llm.generate(["Say OK."], max_new_tokens=4)  # fail now, not after an hour
+                ans = llm_answerer(llm)
+            else:
+                llm = load_llm(preset.llm, device=ctx.device, threads=None)
+                ans = restricted_answerer(llm, threshold=preset.threshold)
+        except LLMError as e:
+            raise UsageError(f"--llm {preset.llm}: the backend does not answer: {e}") from None
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
+        return ans, llm.count_tokens, llm.name
+
+
+def task_and_items(preset: Preset, data_dir, seed: int) -> tuple[Task, list[dict]]:
+    if preset.task in PAPER_TASKS:
+        items = load_paper_task(data_dir, preset.task)
+        order = np.random.default_rng(seed).permutation(len(items))[: preset.n_items]
+        return PAPER_TASKS[preset.task], [items[i] for i in order]
+    task, make = GENERATED[preset.task]
+    return task, make(preset.n_items, seed)
+
+
+def _key(task: Task) -> str:
+    return task.template.split("[")[2].split("]")[0].lower()
+
+
+# ------------------------------------------------------------------ measurements
+
+
+def accuracy(pred, items) -> float:
+    return float(np.mean([p is not None and p == int(it["label"]) for p, it in zip(pred, items)]))
+
+
+def cost_metrics(res: BatchResult, n: int, b: int, k: int, prompt_tok: int, item_tok,
+                 prefix: str) -> dict[str, float]:  # fmt: skip
+    """Calls and tokens of the first k rounds, the App. F formula and the official count."""
+    led = res.ledger
+    used = led.upto(k)
+    keep = [c for c, r in enumerate(led.round_of) if r < k]
+    asked = [led.asked[c] for c in keep]
+    formula = formula_tokens(asked, prompt_tok, item_tok)
+    rounds_asked = [sum(v.round < k for v in votes) for votes in res.votes]
+    return {f"{prefix}/calls": used["calls"], f"{prefix}/reasks": used["reasks"],
+            f"{prefix}/prompt_tokens": used["prompt_tokens"],
+            f"{prefix}/completion_tokens": used["completion_tokens"],
+            f"{prefix}/planned_calls": planned_calls(n, b, k),
+            f"{prefix}/formula_tokens": formula,
+            f"{prefix}/formula_rel_err": abs(used["prompt_tokens"] - formula) / max(1, formula),
+            f"{prefix}/official_tokens": official_tokens(-(-n // b), prompt_tok, item_tok,
+                                                         rounds_asked)}  # fmt: skip
+
+
+def token_parts(count, task: Task, items, confidence: bool) -> tuple[int, list[int]]:
+    """(T_prompt, [T_i]): the tokens of the prompt without points, and of each point alone."""
+    prompt_tok = count(build_messages(task, [], confidence=confidence))
+    base = count(build_messages(task, [], confidence=confidence))
+    item_tok = [count(build_messages(task, [it], confidence=confidence)) - base for it in items]
+    return prompt_tok, item_tok
+
+
+def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int, k: int,
+            seas: bool, seed: int, confidence: bool, prefix: str) -> tuple[dict, dict]:  # fmt: skip
+    t0 = time.perf_counter()
+    res = run_batches(answerer, task, items, batch_size=b, rounds=k, seas=seas,
+                      confidence=confidence, seed=seed, max_reask=preset.max_reask)  # fmt: skip
+    seconds = time.perf_counter() - t0
+    n = len(items)
+    prompt_tok, item_tok = token_parts(count, task, items, confidence)
+    v: dict[str, float] = {f"{prefix}/seconds": seconds}
+    led = res.ledger
+    v.update({f"{prefix}/missing": led.missing, f"{prefix}/extra": led.extra,
+              f"{prefix}/duplicate": led.duplicate, f"{prefix}/reasks": led.reasks,
+              f"{prefix}/unanswered": led.unanswered})  # fmt: skip
+    if seas:
+        v.update({f"{prefix}/acc": accuracy(res.predictions(), items),
+                  f"{prefix}/acc_weighted": accuracy(res.predictions(weighted=True, alpha=preset.alpha), items),
+                  **{f"{prefix}/{a}": c for a, c in led.upto(k).items()},
+                  f"{prefix}/formula_tokens": formula_tokens(led.asked, prompt_tok, item_tok),
+                  f"{prefix}/mean_rounds": float(np.mean([len(x) for x in res.votes]))})  # fmt: skip
+        v[f"{prefix}/formula_rel_err"] = abs(
+            v[f"{prefix}/prompt_tokens"] - v[f"{prefix}/formula_tokens"]
+        ) / max(1, v[f"{prefix}/formula_tokens"])
+    else:
+        for r in range(1, k + 1):
+            p = f"{prefix}/v{r}"
+            v[f"{p}/acc"] = accuracy(res.predictions(rounds=r), items)
+            v[f"{p}/acc_weighted"] = accuracy(
+                res.predictions(weighted=True, alpha=preset.alpha, rounds=r), items
+            )
+            v.update(cost_metrics(res, n, b, r, prompt_tok, item_tok, p))
+    # accuracy by position in round 1 (naive batching)
+    right = np.zeros(b)
+    seen = np.zeros(b)
+    for votes, it in zip(res.votes, items):
+        first = votes[0]
+        seen[first.position] += 1
+        right[first.position] += first.label == int(it["label"])
+    extra = {"position_acc": (right / np.maximum(seen, 1)).tolist(), "position_n": seen.tolist()}
+    if b > 1 and not seas:
+        half = b // 2
+        v[f"{prefix}/first_half_acc"] = float(right[:half].sum() / max(1, seen[:half].sum()))
+        v[f"{prefix}/second_half_acc"] = float(right[half:].sum() / max(1, seen[half:].sum()))
+    return v, extra
+
+
+def sim_unit(preset: Preset, seed: int) -> tuple[dict, dict]:
+    """SinglePrompt, BPE 1..K votes and BPE + SEAS on the position-biased simulator."""
+    items = [{"sentence": f"Review number {k} of the set.", "label": str(y)}
+             for k, y in enumerate(np.random.default_rng(seed).integers(0, 2, preset.sim_items))]  # fmt: skip
+    truth = {it["sentence"]: int(it["label"]) for it in items}
+    v: dict[str, float] = {}
+    extra = {}
+    b, k = preset.sim_batch_size, preset.sim_votes
+    for name, bs, rounds, seas in (("single", 1, 1, False), (f"bs{b}", b, k, False),
+                                   (f"bs{b}/seas", b, k, True)):  # fmt: skip
+        llm = simulated_llm(SENTIMENT, truth, preset.bias, seed=seed)
+        ans = llm_answerer(llm)
+        vals, ex = measure(ans, llm.count_tokens, SENTIMENT, items, preset, bs, rounds, seas,
+                           seed, confidence=True, prefix=f"sim/{name}")  # fmt: skip
+        v.update(vals)
+        extra[name] = ex
+        v[f"sim/{name}/usage_calls"] = llm.usage.as_dict()["calls"]
+        v[f"sim/{name}/usage_prompt_tokens"] = llm.usage.as_dict()["prompt_tokens"]
+    for r in range(1, k + 1):
+        v[f"sim/bs{b}/v{r}/predicted_acc"] = predicted_accuracy(preset.bias, len(items), b, r)
+    v["sim/single/predicted_acc"] = 1 - preset.bias.error(0)
+    return v, extra
+
+
+def llm_unit(ctx: RunContext, models: Models, seed: int, b: int, seas: bool) -> tuple[dict, dict]:
+    preset = ctx.preset
+    task, items = task_and_items(preset, ctx.data_dir, seed)
+    k = 1 if b == 1 else preset.votes
+    answerer, count, name = models.answerer
+    if answerer is None:  # simulated stand-in for the LLM part (smoke, tests)
+        truth = {it[_key(task)]: int(it["label"]) for it in items}
+        llm = simulated_llm(task, truth, preset.bias, seed=seed + 1000 * b, key=_key(task))
+        answerer, count, confidence = llm_answerer(llm), llm.count_tokens, True
+    else:
+        confidence = preset.llm.startswith("openai:")  # verbal; the local decoder: probability
+    prefix = f"llm/bs{b}" + ("/seas" if seas else "")
+    v, extra = measure(answerer, count, task, items, preset, b, k, seas, seed, confidence, prefix)
+    ctx.log.info("seed %d %s%s: %s", seed, prefix, f" ({name})",
+                 {m: round(x, 3) for m, x in v.items() if m.endswith("acc")})  # fmt: skip
+    return v, extra
+
+
+# ------------------------------------------------------------------ run
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    if preset.task in PAPER_TASKS:
+        load_paper_task(ctx.data_dir, preset.task, 1)  # MissingDataError before any work
+    models = Models(ctx)
+    metrics, positions = Metrics(), {}
+    try:
+        for seed in ctx.seeds:
+            sv, sx = ctx.cached(f"seed{seed}/sim", lambda s=seed: sim_unit(preset, s))
+            metrics.update(seed, sv)
+            positions.setdefault("sim", []).append(sx[f"bs{preset.sim_batch_size}"]["position_acc"])
+            for b in preset.batch_sizes:
+                for seas in (False, True) if b in preset.seas_batch_sizes else (False,):
+                    key = f"seed{seed}/llm/bs{b}" + ("/seas" if seas else "")
+                    lv, lx = ctx.cached(
+                        key, lambda s=seed, b=b, e=seas: llm_unit(ctx, models, s, b, e)
+                    )
+                    metrics.update(seed, lv)
+                    if not seas:
+                        positions.setdefault(f"llm/bs{b}", []).append(lx["position_acc"])
+            ctx.save_partial(metrics)
+    except LLMError as e:
+        raise UsageError(f"LLM backend failed: {e}") from None
+    ctx.save_figure(plot_accuracy_vs_tokens(metrics, preset), "accuracy_vs_tokens.png")
+    ctx.save_figure(plot_position(positions), "accuracy_by_position.png")
+    extra = {"llm": preset.llm, "task": preset.task,
+             "position_accuracy": {k: np.mean(v, axis=0).tolist() for k, v in positions.items()},
+             "predicted_bpe": [predicted_accuracy(preset.bias, preset.sim_items,
+                                                  preset.sim_batch_size, r)
+                               for r in range(1, preset.sim_votes + 1)]}  # fmt: skip
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset), extra)
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+"""BPE voting (plain and self-weighted), SEAS stopping on scripted confidences, the ledger
+against the App. F formula, and the simulator's binomial prediction."""
+
+import math
+import re
+
+import numpy as np
+import pytest
+from iclr24_batchprompt import (
+    CONFIDENT,
+    NOT_CONFIDENT,
+    SENTIMENT,
+    Vote,
+    build_messages,
+    formula_tokens,
+    llm_answerer,
+    majority,
+    official_tokens,
+    planned_calls,
+    run_batches,
+)
+from iclr24_batchprompt.simulate import (
+    PositionBias,
+    majority_wrong,
+    predicted_accuracy,
+    simulated_llm,
+)
+
+from iclr24_llm import ScriptedBackend
+
+C, N = CONFIDENT, NOT_CONFIDENT
+
+
+def votes(*pairs):
+    return [Vote(r, 0, lab, conf) for r, (lab, conf) in enumerate(pairs)]
+
+
+def test_majority_and_self_weighted():
+    v = votes((1, C), (0, N), (0, N))
+    assert majority(v) == 0  # 2 votes to 1
+    assert majority(v, weighted=True) == 1  # 1.0 against 0.2 + 0.2
+    assert majority(v, weighted=True, alpha=0.6) == 0
+    assert majority(v, rounds=1) == 1
+    assert majority(votes((0, C), (1, C))) == 0  # a tie goes to the label voted first
+    assert majority(votes((None, None))) is None
+
+
+def scripted(script):
+    """A backend answering item ``s<k>`` with ``script[k][round]`` (label, confidence); the
+    round is counted per item, so the answer does not depend on its position."""
+    asked = {}
+
+    def fn(prompt):
+        lines = []
+        for m in re.finditer(r"Input (\d+): s(\d+)", prompt[-1]["content"]):
+            i, k = int(m.group(1)), int(m.group(2))
+            r = asked.get(k, 0)
+            asked[k] = r + 1
+            lab, conf = script[k][r]
+            lines.append(SENTIMENT.label_line(i, lab, conf))
+        return "\n".join(lines)
+
+    return ScriptedBackend(fn), asked
+
+
+def test_seas_stops_after_two_equal_confident_rounds():
+    script = {
+        0: [(1, C), (1, C), (1, C), (1, C), (1, C)],  # stops after round 2
+        1: [(1, N), (1, C), (1, C), (0, C), (0, C)],  # stops after round 3 (needs the update)
+        2: [(1, C), (0, C), (0, C), (1, C), (1, C)],  # labels differ first: stops after round 3
+        3: [(0, N), (0, N), (0, N), (0, N), (0, N)],  # never confident: all 5 rounds
+    }
+    llm, asked = scripted(script)
+    items = [{"sentence": f"s{k}", "label": "1"} for k in range(4)]
+    res = run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=4, rounds=5, seas=True)
+    assert [len(v) for v in res.votes] == [2, 3, 3, 5]
+    assert asked == {0: 2, 1: 3, 2: 3, 3: 5}
+    assert res.ledger.calls == 5 and res.ledger.asked[-1] == [3]
+    assert res.predictions() == [1, 1, 0, 0]
+
+
+def test_seas_batch_that_empties_stops_calling():
+    script = {k: [(1, C)] * 5 for k in range(3)}
+    llm, _ = scripted(script)
+    items = [{"sentence": f"s{k}", "label": "1"} for k in range(3)]
+    res = run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=3, rounds=5, seas=True)
+    assert res.ledger.calls == 2 and llm.usage.as_dict()["calls"] == 2
+
+
+def test_bpe_permutes_later_rounds_and_counts_calls():
+    script = {k: [(1, C)] * 5 for k in range(10)}
+    llm, _ = scripted(script)
+    items = [{"sentence": f"s{k}", "label": "1"} for k in range(10)]
+    res = run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=4, rounds=5, seed=3)
+    assert res.ledger.calls == planned_calls(10, 4, 5) == 15
+    assert [v[0].position for v in res.votes[:4]] == [0, 1, 2, 3]  # round 1: original order
+    assert any(v[r].position != v[0].position for v in res.votes for r in range(1, 5))
+    assert all(sorted(c) == sorted(set(c)) for c in res.ledger.asked)
+
+
+def test_ledger_equals_app_f_formula():
+    bias = PositionBias(drop=0.1, repeat=0.05, extra=0.1)  # many re-asks
+    items = [{"sentence": f"Review {k} here.", "label": str(k % 2)} for k in range(37)]
+    truth = {it["sentence"]: int(it["label"]) for it in items}
+    llm = simulated_llm(SENTIMENT, truth, bias, seed=1)
+    res = run_batches(
+        llm_answerer(llm), SENTIMENT, items, batch_size=8, rounds=3, seas=True, seed=1
+    )
+    count = llm.count_tokens
+    t_prompt = count(build_messages(SENTIMENT, [], confidence=True))
+    t_items = [count(build_messages(SENTIMENT, [it], confidence=True)) - t_prompt for it in items]
+    assert res.ledger.reasks > 0
+    assert res.ledger.prompt_tokens == formula_tokens(res.ledger.asked, t_prompt, t_items)
+    assert res.ledger.prompt_tokens == llm.usage.as_dict()["prompt_tokens"]
+    # the official count pays the instruction once per batch: less than what was billed
+    rounds = [len(v) for v in res.votes]
+    assert official_tokens(math.ceil(37 / 8), t_prompt, t_items, rounds) < res.ledger.prompt_tokens
+
+
+def test_binomial_tail():
+    assert majority_wrong([0.1] * 3) == pytest.approx(3 * 0.01 * 0.9 + 0.001)
+    assert majority_wrong([0.2]) == pytest.approx(0.2)
+    assert majority_wrong([0.3, 0.3]) == pytest.approx(0.09 + 0.5 * 2 * 0.21)
+
+
+def test_simulator_matches_prediction():
+    bias = PositionBias(drop=0, repeat=0, extra=0)
+    items = [{"sentence": f"Item {k}.", "label": str(k % 2)} for k in range(640)]
+    truth = {it["sentence"]: int(it["label"]) for it in items}
+    res = run_batches(
+        llm_answerer(simulated_llm(SENTIMENT, truth, bias, seed=0)),
+        SENTIMENT,
+        items,
+        batch_size=16,
+        rounds=5,
+        seed=0,
+    )
+    for r in (1, 5):
+        acc = np.mean([p == int(it["label"]) for p, it in zip(res.predictions(rounds=r), items)])
+        pred = predicted_accuracy(bias, len(items), 16, r)
+        assert abs(acc - pred) < 3 * math.sqrt(pred * (1 - pred) / len(items)) + 0.01
+    assert predicted_accuracy(bias, 640, 16, 5) > predicted_accuracy(bias, 640, 16, 1) + 0.1
