@@ -3,7 +3,6 @@ position of prompts that differ only there gives exactly the corrupted behaviour
 
 import numpy as np
 import torch
-
 from iclr24_sae import hook_module
 from iclr24_sae.lm import tiny_llama
 from iclr24_sae.patching import features_needed, patching_curve
