@@ -19,6 +19,7 @@ from .metrics import (
     mmcs,
     token_simulation_scores,
 )
+from .patching import features_needed, patching_curve
 from .sae import SparseAutoencoder
 from .train import TrainConfig, train_sae
 
@@ -37,6 +38,7 @@ __all__ = [
     "fvu",
     "harvest",
     "hook_module",
+    "features_needed",
     "ica_basis",
     "l0",
     "load_harvest",
@@ -44,6 +46,7 @@ __all__ = [
     "loss_recovered",
     "mmcs",
     "neuron_basis",
+    "patching_curve",
     "pca_basis",
     "random_basis",
     "run_to_hook",
