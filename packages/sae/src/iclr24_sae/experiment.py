@@ -1,0 +1,218 @@
+"""The reproduction: PAPER, the presets, ``run``; the command line is ``app`` at the bottom
+(``iclr24-sae reproduce --help``).
+
+1. Toy model of superposition (the authors' interim report): MMCS of SAE atoms with the
+   ground-truth features, against PCA and ICA, over an alpha x dictionary-ratio grid.
+2. A real LM (SmolLM2-135M-Instruct, offline): activations of one residual-stream layer on
+   CPython's own documentation; SAE vs PCA, ICA, neurons and random directions on an offline
+   interpretability score, with FVU, L0, dead fraction and CE loss recovered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from dataclasses import dataclass
+
+from iclr24_common import (
+    ExperimentApp,
+    Metrics,
+    Paper,
+    Report,
+    RunContext,
+    atomic_write_text,
+    preset_option,
+)
+
+from .claims import make_checks, make_claims
+from .data import cpython_text, paper_files
+from .figures import dashboard_html, plot_mmcs_grid
+from .harvest import SITES, harvest, hook_module, load_harvest
+from .lm import load_lm, token_sequences
+from .studies import lm_reference, measure_lm, measure_toy
+
+PAPER = Paper(
+    title="Sparse Autoencoders Find Highly Interpretable Features in Language Models",
+    authors="Cunningham, Ewart, Riggs, Huben & Sharkey",
+    arxiv="2309.08600",
+    code="https://github.com/HoagyC/sparse_coding",
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset's scale; each default cites where it comes from."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Random seeds (toy features and data, SAE init and batches, ICA and random bases)."""
+    lr: float = 3e-3
+    """Adam learning rate. Official config.py: 1e-3 over millions of activations; we train
+    ~1% of the official steps, where 3e-3 converges (measured on the toy model: MMCS 0.97
+    after 1200 steps vs 0.60 at 1e-3)."""
+    tied: bool = False
+    """Tied encoder/decoder (the paper trains both; its main residual SAEs are tied)."""
+    pre_bias: bool = True
+    """Pre-encoder/decoder bias b_dec (the peers' option; the paper's SAE has none)."""
+    # --- toy model (interim report: d=256, 512 features, 5 active, decay 0.99; issue: 64/128)
+    toy_d: int = 64
+    toy_features: int = 128
+    toy_active: float = 5.0
+    toy_decay: float = 0.99
+    toy_ratios: tuple[float, ...] = (0.5, 1.0, 2.0)
+    """Dictionary sizes as multiples of the number of ground-truth features."""
+    toy_alphas: tuple[float, ...] = (1e-3, 3e-3, 1e-2)
+    toy_ratio: float = 1.0
+    """The grid cell the claim reads (fixed before the run, not picked by MMCS)."""
+    toy_alpha: float = 3e-3
+    toy_steps: int = 1200
+    toy_batch: int = 256
+    """Official toy batch 4096 (config.py ToyArgs); 256 for CPU."""
+    toy_eval_samples: int = 8192
+    toy_fit_samples: int = 20000
+    # --- the LM
+    lm: str = "local"
+    """local (SmolLM2-135M-Instruct via iclr24_llm), tiny (random byte Llama), or a folder."""
+    layer: int = 3
+    site: str = "resid"
+    seq_len: int = 128
+    n_seq: int = 320
+    ratio: float = 2.0
+    """Dictionary size / d (the paper's R = 2 for its main results)."""
+    alphas: tuple[float, ...] = (5e-4, 1e-3, 2e-3)
+    """Ascending; trained at once. Paper: 8.6e-4 (Pythia-70M, unnormalised activations)."""
+    fvu_max: float = 0.25
+    """The chosen alpha is the largest whose evaluation FVU stays under this."""
+    steps: int = 500
+    batch_size: int = 256
+    """Official default batch (config.py TrainArgs.batch_size)."""
+    resample_every: int = 0
+    """Dead-feature resampling period in steps (0: off, as in the paper)."""
+    val_frac: float = 0.25
+    baseline_fit_tokens: int = 30000
+    ica_fit_tokens: int = 3000
+    interp_tokens: int = 10000
+    top_k: int = 20
+    ce_seqs: int = 4
+    dashboard_features: int = 12
+
+    def __post_init__(self):
+        if self.site not in SITES:
+            raise ValueError(f"site must be one of {', '.join(SITES)}")
+        if list(self.alphas) != sorted(self.alphas) or min(self.alphas) <= 0:
+            raise ValueError("alphas must be positive and ascending")
+        if self.toy_alpha not in self.toy_alphas or self.toy_ratio not in self.toy_ratios:
+            raise ValueError("toy_alpha/toy_ratio must be in toy_alphas/toy_ratios")
+        if min(self.toy_steps, self.steps, self.n_seq, self.ce_seqs, self.batch_size) < 1:
+            raise ValueError("steps, n_seq, ce_seqs and batch_size must be >= 1")
+        if not 0 < self.val_frac < 1:
+            raise ValueError("val_frac must be in (0, 1)")
+        if self.layer < 0 or self.seq_len < 4 or self.ratio <= 0:
+            raise ValueError("need layer >= 0, seq_len >= 4 and ratio > 0")
+
+
+PRESETS = {
+    "smoke": Preset(
+        seeds=(0, 1),
+        toy_d=32,
+        toy_features=64,
+        toy_ratios=(1.0,),
+        toy_alphas=(3e-3,),
+        toy_alpha=3e-3,
+        toy_steps=300,
+        toy_batch=512,
+        toy_eval_samples=2048,
+        toy_fit_samples=4000,
+        lm="tiny",
+        layer=0,
+        seq_len=64,
+        n_seq=48,
+        alphas=(1e-3,),
+        steps=150,
+        interp_tokens=1500,
+        baseline_fit_tokens=2000,
+        ica_fit_tokens=1000,
+        ce_seqs=2,
+        dashboard_features=4,
+    ),  # fmt: skip
+    "default": Preset(),
+    # Pythia-70M-deduped residual stream, tied R = 2, alpha = 8.6e-4 (paper Sec. 3)
+    "paper": Preset(
+        lm="paper",
+        layer=2,
+        tied=True,
+        pre_bias=False,
+        alphas=(8.6e-4,),
+        n_seq=20000,
+        seq_len=256,
+        steps=100000,
+        toy_d=256,
+        toy_features=512,
+    ),  # fmt: skip
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_option(parser, "--layer", field="layer", type=int, help="layer to hook")
+    preset_option(parser, "--site", field="site", choices=SITES, help="resid or mlp")
+    preset_option(parser, "--lm", field="lm", help="local, tiny, or a Hugging Face folder")
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    lm_spec = str(paper_files(ctx.data_dir)[0]) if preset.lm == "paper" else preset.lm
+    metrics = Metrics()
+    for seed in ctx.seeds:
+        metrics.update(seed, ctx.cached(f"toy/seed{seed}", lambda s=seed: measure_toy(preset, s)))
+        ctx.save_partial(metrics)
+    ctx.save_figure(plot_mmcs_grid(metrics, preset), "toy_mmcs_grid.png")
+
+    holder: dict = {}
+
+    def lm():
+        if "lm" not in holder:
+            ctx.log.info("loading %s", lm_spec)
+            holder["lm"] = load_lm(lm_spec, threads=ctx.threads)
+        return holder["lm"]
+
+    def sequences():
+        if "ids" not in holder:
+            docs = cpython_text() if preset.lm != "paper" else _paper_docs(ctx)
+            holder["ids"] = token_sequences(
+                lm(), docs, preset.seq_len, preset.n_seq + preset.ce_seqs
+            )
+        return holder["ids"]
+
+    module = lambda: hook_module(lm().model, preset.layer, preset.site)  # noqa: E731
+    act_dir = ctx.path("activations")
+    if not ctx.resume and act_dir.exists():
+        shutil.rmtree(act_dir)  # a fresh run never mixes in another run's chunks
+    manifest = ctx.cached("harvest", lambda: harvest(
+        lm().model, module(), sequences()[: preset.n_seq], act_dir))  # fmt: skip
+    acts, tokens = load_harvest(act_dir)
+    ctx.log.info("harvested %d tokens x %d dims at layer %d (%s)", *acts.shape, preset.layer,
+                 preset.site)  # fmt: skip
+    ce_ids = lambda: sequences()[preset.n_seq :]  # noqa: E731  held out from the harvest
+    reference = ctx.cached("lm/reference", lambda: lm_reference(
+        preset, acts, tokens, lm().model, module(), ce_ids()))  # fmt: skip
+    dashboards = {}
+    for seed in ctx.seeds:
+        res = dict(ctx.cached(f"lm/seed{seed}", lambda s=seed: measure_lm(
+            preset, s, acts, tokens, reference, lambda: lm().model, module, ce_ids(),
+            lambda ids: lm().decode(ids))))  # fmt: skip
+        dashboards[seed] = res.pop("_dashboard")
+        metrics.update(seed, res)
+        ctx.save_partial(metrics)
+    atomic_write_text(ctx.path("dashboard.html"), dashboard_html(dashboards[ctx.seeds[0]], preset))
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset, manifest))
+
+
+def _paper_docs(ctx: RunContext) -> list[str]:
+    _, text = paper_files(ctx.data_dir)
+    return [p.read_text(errors="replace") for p in sorted(text.glob("*.txt"))]
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

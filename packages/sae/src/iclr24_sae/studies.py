@@ -1,0 +1,201 @@
+"""The two measurements of the reproduction, one seed each: the toy model of superposition
+(MMCS of the SAE against PCA and ICA) and real LM activations (FVU, L0, dead fraction,
+CE loss recovered, and the offline interpretability score of SAE features against PCA,
+ICA, neuron and random bases)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from .baselines import ica_basis, neuron_basis, pca_basis, random_basis
+from .data import ToySuperposition
+from .harvest import ce_loss, splice
+from .metrics import (
+    dead_fraction,
+    dense_fraction,
+    fvu,
+    l0,
+    loss_recovered,
+    mmcs,
+    token_simulation_scores,
+)
+from .sae import SparseAutoencoder
+from .train import TrainConfig, train_sae
+
+
+@torch.no_grad()
+def _sae_eval(sae: SparseAutoencoder, x: torch.Tensor, batch: int = 4096) -> list[dict]:
+    """FVU, L0, dead and dense fractions of every member on ``x`` ``(n, d)``."""
+    x_hat, codes = [], []
+    for lo in range(0, len(x), batch):
+        xh, c = sae(x[lo : lo + batch])
+        x_hat.append(xh)
+        codes.append(c)
+    x_hat, codes = torch.cat(x_hat, 1).numpy(), torch.cat(codes, 1).numpy()
+    xn = x.numpy()
+    return [{"fvu": fvu(xn, x_hat[m]), "l0": l0(codes[m]), "dead": dead_fraction(codes[m]),
+             "dense": dense_fraction(codes[m])} for m in range(sae.k)]  # fmt: skip
+
+
+def _unit_norm_error(sae: SparseAutoencoder) -> float:
+    return float((sae.dictionary().detach().norm(dim=-1) - 1).abs().max())
+
+
+# ---------------------------------------------------------------------- toy model
+def measure_toy(preset, seed: int) -> dict[str, float]:
+    """Train an SAE per (dictionary ratio, alpha) on fresh toy samples; MMCS against the
+    ground truth, with PCA and ICA fitted on ``toy_fit_samples`` samples as baselines."""
+    toy = ToySuperposition(d=preset.toy_d, n_features=preset.toy_features,
+                           n_active=preset.toy_active, decay=preset.toy_decay, seed=seed)  # fmt: skip
+    truth = toy.features.numpy()
+    gen = torch.Generator().manual_seed(10_000 + seed)
+    x_eval = toy.sample(preset.toy_eval_samples, gen)
+    out: dict[str, float] = {}
+    config = TrainConfig(steps=preset.toy_steps, batch_size=preset.toy_batch, lr=preset.lr)
+    for ratio in preset.toy_ratios:
+        n_dict = int(round(ratio * preset.toy_features))
+        sae = SparseAutoencoder(preset.toy_d, n_dict, preset.toy_alphas, tied=preset.tied,
+                                pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+        train_sae(sae, toy.sample, config, seed=seed, desc=f"toy r={ratio:g}")
+        atoms = sae.dictionary().detach().numpy()
+        stats = _sae_eval(sae, x_eval)
+        for m, alpha in enumerate(preset.toy_alphas):
+            key = f"toy/sae/r{ratio:g}_a{alpha:g}"
+            out[f"{key}/mmcs"] = mmcs(truth, atoms[m])
+            out[f"{key}/fvu"] = stats[m]["fvu"]
+            out[f"{key}/l0"] = stats[m]["l0"]
+            out[f"{key}/dead"] = stats[m]["dead"]
+        out[f"toy/sae/r{ratio:g}/unit_norm_error"] = _unit_norm_error(sae)
+    main = f"toy/sae/r{preset.toy_ratio:g}_a{preset.toy_alpha:g}"
+    for name in ("mmcs", "fvu", "l0", "dead"):
+        out[f"toy/sae/{name}"] = out[f"{main}/{name}"]
+    out["toy/sae/best_grid_mmcs"] = max(v for k, v in out.items() if k.endswith("/mmcs"))
+    # baselines see as many samples as fit in memory comfortably; they have no tuning knob
+    x_fit = toy.sample(preset.toy_fit_samples, gen).numpy()
+    out["toy/pca/mmcs"] = mmcs(truth, pca_basis(x_fit).directions)
+    out["toy/ica/mmcs"] = mmcs(truth, ica_basis(x_fit, seed=seed).directions)
+    out["toy/random/mmcs"] = mmcs(truth, random_basis(preset.toy_d, preset.toy_features, seed).directions)  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------- the LM
+def split_tokens(n_tokens: int, val_frac: float) -> tuple[slice, slice]:
+    """Training rows first, evaluation rows last (contiguous, so no text is in both)."""
+    cut = int(round(n_tokens * (1 - val_frac)))
+    return slice(0, cut), slice(cut, n_tokens)
+
+
+def _interp_split(preset, acts: np.ndarray, tokens: np.ndarray):
+    """The evaluation tokens every dictionary is scored on, and the explain/simulate halves."""
+    _, ev = split_tokens(len(acts), preset.val_frac)
+    x, tok = acts[ev][: preset.interp_tokens], tokens[ev][: preset.interp_tokens]
+    return x, tok, np.arange(len(x)) < len(x) // 2
+
+
+def _score(name: str, feats: np.ndarray, tok: np.ndarray, explain: np.ndarray, top_k: int):
+    sim, conc = token_simulation_scores(feats, tok, explain, top_k=top_k)
+    return {f"lm/{name}/interp": float(np.nan_to_num(sim, nan=0.0).mean()),
+            f"lm/{name}/interp_scored_frac": float(np.isfinite(sim).mean()),
+            f"lm/{name}/concentration": float(np.nan_to_num(conc, nan=0.0).mean()),
+            f"lm/{name}/n_features": feats.shape[1]}  # fmt: skip
+
+
+def _keep_first(h: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+    """``new`` at positions >= 1, the original first position (never harvested or trained on)."""
+    return torch.cat([h[:, :1], new.to(h.dtype)], 1)
+
+
+def lm_reference(preset, acts: np.ndarray, tokens: np.ndarray, model, module, ce_ids) -> dict:
+    """What does not depend on the seed, computed once: PCA, ICA (random_state 0) and neuron
+    scores, and the model's clean and zero-ablated cross-entropy."""
+    tr, _ = split_tokens(len(acts), preset.val_frac)
+    x, tok, explain = _interp_split(preset, acts, tokens)
+    fit = acts[tr][: preset.baseline_fit_tokens].astype(np.float64)
+    out: dict[str, float] = {}
+    for basis in (pca_basis(fit), ica_basis(fit[: preset.ica_fit_tokens], seed=0),
+                  neuron_basis(acts.shape[1])):  # fmt: skip
+        out.update(
+            _score(basis.name, basis.features(x.astype(np.float64)), tok, explain, preset.top_k)
+        )
+    out["lm/ce/clean"] = ce_loss(model, ce_ids)
+    with splice(module, lambda h: _keep_first(h, torch.zeros_like(h[:, 1:]))):
+        out["lm/ce/zero_ablation"] = ce_loss(model, ce_ids)
+    return out
+
+
+def measure_lm(
+    preset,
+    seed: int,
+    acts: np.ndarray,
+    tokens: np.ndarray,
+    reference: dict,
+    model_loader,
+    module_loader,
+    ce_ids: torch.Tensor,
+    decode,
+) -> dict[str, Any]:
+    """The SAE (every alpha at once) and the random basis for one seed.
+
+    The SAE's alpha is chosen on the evaluation split by reconstruction only (the largest
+    alpha whose FVU <= ``fvu_max``), never by the interpretability score. Every dictionary is
+    scored on the same evaluation tokens: the first half explains, the second half is
+    simulated (:func:`token_simulation_scores`)."""
+    tr, ev = split_tokens(len(acts), preset.val_frac)
+    x_train = torch.from_numpy(acts[tr])
+    scale = float(np.sqrt(acts.shape[1] / (acts[tr].astype(np.float64) ** 2).sum(1).mean()))
+    d = acts.shape[1]
+    sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
+                            pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+    config = TrainConfig(steps=preset.steps, batch_size=preset.batch_size, lr=preset.lr,
+                         resample_every=preset.resample_every)  # fmt: skip
+    info = train_sae(sae, x_train * scale, config, seed=seed, desc=f"sae seed {seed}")
+    stats = _sae_eval(sae, torch.from_numpy(acts[ev]) * scale)
+    out: dict[str, Any] = {**reference, "lm/sae/scale": scale, "lm/sae/resampled": info["resampled"],
+                           "lm/sae/unit_norm_error": _unit_norm_error(sae)}  # fmt: skip
+    for m, alpha in enumerate(preset.alphas):
+        for name, v in stats[m].items():
+            out[f"lm/sae/a{alpha:g}/{name}"] = v
+    ok = [m for m in range(sae.k) if stats[m]["fvu"] <= preset.fvu_max]
+    best = max(ok) if ok else 0  # alphas ascend: the sparsest member within the FVU budget
+    out["lm/sae/alpha"] = float(preset.alphas[best])
+    for name, v in stats[best].items():
+        out[f"lm/sae/{name}"] = v
+    chosen = sae.member(best)
+
+    x, tok, explain = _interp_split(preset, acts, tokens)
+    with torch.no_grad():
+        sae_feats = chosen.encode(torch.from_numpy(x) * scale)[0].numpy()
+    out.update(_score("sae", sae_feats, tok, explain, preset.top_k))
+    rand = random_basis(d, int(preset.ratio * d) // 2, seed)  # as many features as the SAE
+    out.update(_score("random", rand.features(x.astype(np.float64)), tok, explain, preset.top_k))
+
+    # CE loss recovered: splice the SAE's reconstruction into the model
+    def recon(h):
+        with torch.no_grad():
+            rec = chosen(h[:, 1:].reshape(-1, d) * scale)[0][0] / scale
+        return _keep_first(h, rec.reshape(h.shape[0], -1, d))
+
+    with splice(module_loader(), recon):
+        out["lm/ce/sae"] = ce_loss(model_loader(), ce_ids)
+    out["lm/sae/ce_recovered"] = loss_recovered(out["lm/ce/clean"], out["lm/ce/sae"],
+                                                out["lm/ce/zero_ablation"])  # fmt: skip
+    out["_dashboard"] = _top_contexts(sae_feats, tok, preset.dashboard_features, decode)
+    return out
+
+
+def _top_contexts(feats: np.ndarray, tokens: np.ndarray, n: int, decode, k: int = 8) -> list[dict]:
+    """For ``n`` features drawn at random among those that fire (not cherry-picked): the ``k``
+    top activations, each as (text before, token, text after, activation)."""
+    freq = (feats > 0).mean(0)
+    alive = np.flatnonzero(freq > 0)
+    out = []
+    for f in np.sort(np.random.default_rng(0).permutation(alive)[:n]):
+        top = np.argsort(-feats[:, f])[:k]
+        out.append({"feature": int(f), "freq": float(freq[f]),
+                    "top": [(decode(tokens[max(0, i - 12) : i].tolist()), decode([int(tokens[i])]),
+                             decode(tokens[i + 1 : i + 4].tolist()), float(feats[i, f]))
+                            for i in top if feats[i, f] > 0]})  # fmt: skip
+    return out
