@@ -47,7 +47,7 @@ def test_common_random_numbers_evaluation_is_deterministic():
 def test_demonstrations_carry_action_noise():
     env = LinearSystem(seed=0)
     obs, act = expert_dataset(env, env.rollouts(8, 20, 0.3, 0.02, seed=1), 0.2, seed=2)
-    resid = act - env.expert(obs)
+    resid = act - env.expert(obs)  # linear system: observation = state
     assert obs.shape == (160, env.state_dim) and resid.std().item() == pytest.approx(0.2, rel=0.2)
 
 

@@ -102,9 +102,9 @@ class Pendulum:
     def observe(self, x: torch.Tensor) -> torch.Tensor:
         return torch.stack([x[..., 0].cos(), x[..., 0].sin(), x[..., 1]], -1)
 
-    def expert(self, x: torch.Tensor) -> torch.Tensor:
-        th = torch.atan2(x[..., :1].sin(), x[..., :1].cos())
-        z = torch.cat([th, x[..., 1:]], -1)
+    def expert(self, obs: torch.Tensor) -> torch.Tensor:
+        """The saturated LQR action from an observation (cos theta, sin theta, theta_dot)."""
+        z = torch.stack([torch.atan2(obs[..., 1], obs[..., 0]), obs[..., 2]], -1)
         return self.u_max * torch.tanh(-(z @ self._K) / self.u_max)
 
     def step(self, x: torch.Tensor, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -156,7 +156,7 @@ def expert_dataset(
     observe = getattr(env, "observe", lambda s: s)
     alive = torch.ones(len(x), dtype=torch.bool)
     for w in rollouts.noise:
-        u = env.expert(x)
+        u = env.expert(observe(x))
         u = u + action_noise * torch.randn(u.shape, generator=g)
         obs.append(observe(x)[alive])
         acts.append(u[alive])
