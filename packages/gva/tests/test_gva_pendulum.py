@@ -3,7 +3,6 @@
 import gymnasium as gym
 import numpy as np
 import torch
-
 from iclr24_gva import Pendulum, rollout_reward
 
 
