@@ -96,6 +96,9 @@ class Preset:
     lm_context: int = 32
     lm_batch: int = 32
     lm_lr: float = 3e-3
+    """AdamW learning rate, constant until a linear cool-down over the last 20% of steps."""
+    lm_ema_beta_min: float = 0.02
+    """The LM's EMA floor (memory ~50 steps: the LM is still descending, a long memory lags)."""
 
     def __post_init__(self):
         for name in ("state_dim", "action_dim", "n_demos", "n_eval", "horizon", "steps",
@@ -111,8 +114,10 @@ class Preset:
             raise ValueError("lr, small_lr, u_max, box, rho and lm_lr must be > 0")
         if min(self.control_cost, self.action_noise, self.demo_noise, self.eval_noise) < 0:
             raise ValueError("control_cost and the noise levels must be >= 0")
-        if not 0 < self.ema_beta_min <= 1 or self.ema_power < 0:
-            raise ValueError("ema_beta_min must be in (0, 1] and ema_power >= 0")
+        if not (0 < self.ema_beta_min <= 1 and 0 < self.lm_ema_beta_min <= 1):
+            raise ValueError("ema_beta_min and lm_ema_beta_min must be in (0, 1]")
+        if self.ema_power < 0:
+            raise ValueError("ema_power must be >= 0")
 
     def configs(self) -> dict[str, BCConfig]:
         """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions."""
@@ -128,14 +133,16 @@ class Preset:
 PRESETS = {
     "smoke": Preset(
         seeds=(0, 1),
-        steps=1200,
-        eval_every=100,
-        n_eval=128,
-        horizon=120,
+        steps=600,
+        eval_every=50,
+        n_eval=64,
+        horizon=100,
         large_batch=256,
-        lm_steps=120,
-        lm_eval_every=20,
-    ),  # fmt: skip
+        lm_steps=60,
+        lm_eval_every=15,
+        lm_dim=16,
+        lm_layers=1,
+    ),
     "default": Preset(),
     # the paper's LM scale is a GPT-2-size model on real corpora; here: the same protocol,
     # longer and larger, still on generated systems and the bundled text
@@ -203,7 +210,8 @@ def bc_unit(preset: Preset, name: str, seed: int) -> dict:
 def lm_unit(preset: Preset, seed: int) -> dict:
     config = LMConfig(steps=preset.lm_steps, batch_size=preset.lm_batch,
                       context=preset.lm_context, dim=preset.lm_dim, layers=preset.lm_layers,
-                      lr=preset.lm_lr, eval_every=preset.lm_eval_every)  # fmt: skip
+                      lr=preset.lm_lr, eval_every=preset.lm_eval_every,
+                      ema=EMASchedule.power_law(preset.ema_power, 1.0, preset.lm_ema_beta_min))  # fmt: skip
     bar = progress(total=config.steps // config.eval_every, desc=f"char-LM seed {seed}")
     t0 = time.perf_counter()
     out = train_lm(config, seed, progress=lambda: bar.update(1))
