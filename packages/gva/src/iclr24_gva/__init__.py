@@ -1,0 +1,32 @@
+"""Butterfly Effects of SGD Noise (Block, Foster, Krishnamurthy, Simchowitz & Zhang, ICLR 2024),
+https://arxiv.org/abs/2310.11428
+
+Gradient variance amplification (GVA) in behaviour cloning, measured in closed loop with
+common random numbers, and the paper's fix: an EMA of the iterates (``EMA``).
+"""
+
+from .envs import LinearSystem, Pendulum, Rollouts, expert_dataset, lqr_gain, rollout_reward
+from .gva import EMA, EMASchedule, curve_summary, late_std, mean_abs_jump, mean_rel_jump
+from .train import BCConfig, BCHistory, BehaviorCloning, bc_loss, mlp
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EMA",
+    "BCConfig",
+    "BCHistory",
+    "BehaviorCloning",
+    "EMASchedule",
+    "LinearSystem",
+    "Pendulum",
+    "Rollouts",
+    "bc_loss",
+    "curve_summary",
+    "expert_dataset",
+    "late_std",
+    "lqr_gain",
+    "mean_abs_jump",
+    "mean_rel_jump",
+    "mlp",
+    "rollout_reward",
+]

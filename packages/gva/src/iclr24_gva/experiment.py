@@ -1,0 +1,264 @@
+"""The reproduction: behaviour cloning of a saturated LQR expert on a marginally stable
+linear system (the paper's theory setting, Section 5), four training configurations (small
+batch, its EMA, large batch, small learning rate) with every checkpoint evaluated in closed
+loop on the same rollouts; then the autoregressive part: a tiny character-level transformer
+whose raw and EMA validation losses are logged at every checkpoint (Section 4).
+
+The paper has no public code; every setting below is ours unless it cites the paper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
+
+from .claims import make_checks, make_claims
+from .envs import LinearSystem, expert_dataset, rollout_reward
+from .figures import plot_lm, plot_rewards
+from .gva import EMASchedule, curve_summary, mean_abs_jump
+from .lm import LMConfig, train_lm
+from .train import BCConfig, BehaviorCloning
+
+PAPER = Paper(
+    title="Butterfly Effects of SGD Noise: Error Amplification in Behavior Cloning and "
+    "Autoregression",
+    authors="Block, Foster, Krishnamurthy, Simchowitz & Zhang",
+    arxiv="2310.11428",
+    openreview="CgPs04l9TO",
+    code=None,  # no official code is public
+)
+PAPER_NEEDS_DATA = False  # every environment is generated; the LM text ships with CPython
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One reproduction's scale. The system, data and optimiser are ours (the paper's
+    theory setting is a marginally stable linear system with a cliff reward; its exact
+    constants are not published)."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Random seeds (demonstrations, initialisation, minibatches, evaluation rollouts)."""
+    state_dim: int = 4
+    action_dim: int = 2
+    rho: float = 1.0
+    """Spectral radius of A (1: marginally stable open loop, the paper's vignette)."""
+    control_cost: float = 100.0
+    """LQR's R = control_cost * I against Q = I: a costly action makes the expert's closed
+    loop only just stable (spectral radius ~0.96), where errors compound."""
+    u_max: float = 1.0
+    """The expert's action saturates at u_max (tanh)."""
+    box: float = 4.0
+    """The cliff: a rollout ends when |x|_inf > box."""
+    n_demos: int = 100
+    """Expert trajectories for training (50 steps each)."""
+    demo_x0: float = 0.3
+    """Training distribution: initial-state scale (narrow)."""
+    demo_noise: float = 0.02
+    """Training distribution: process-noise std (narrow)."""
+    action_noise: float = 0.2
+    """Std of the noise on demonstrated actions (demonstrations are never realisable)."""
+    n_eval: int = 256
+    """Evaluation rollouts (the same at every checkpoint: common random numbers)."""
+    horizon: int = 200
+    """Evaluation horizon H."""
+    eval_x0: float = 1.0
+    """Evaluation distribution: initial-state scale (wider than training)."""
+    eval_noise: float = 0.4
+    """Evaluation distribution: process-noise std (wider than training)."""
+    steps: int = 4000
+    """Minibatch updates of every configuration (equal budgets in steps)."""
+    eval_every: int = 100
+    """Updates between checkpoints."""
+    batch_size: int = 32
+    """The small batch (SGD noise)."""
+    large_batch: int = 512
+    """The large batch (16x less gradient variance, 16x the compute)."""
+    lr: float = 0.01
+    """SGD learning rate (heavy-ball momentum 0.9), constant as in the paper's study."""
+    small_lr: float = 0.001
+    """The small learning rate configuration."""
+    width: int = 64
+    """Policy MLP width (2 hidden ReLU layers)."""
+    ema_power: float = 0.75
+    """EMA: beta_t = max(ema_beta_min, (1 + t)^-ema_power) (polynomial decay, Section 4)."""
+    ema_beta_min: float = 0.003
+    """EMA: floor of beta_t (memory ~ 1/0.003 = 333 updates)."""
+    lm_steps: int = 1000
+    """Character LM training steps (0: skip the LM part)."""
+    lm_eval_every: int = 25
+    lm_dim: int = 32
+    lm_layers: int = 2
+    lm_context: int = 32
+    lm_batch: int = 32
+    lm_lr: float = 3e-3
+    """AdamW learning rate, constant until a linear cool-down over the last 20% of steps."""
+    lm_ema_beta_min: float = 0.02
+    """The LM's EMA floor (memory ~50 steps: the LM is still descending, a long memory lags)."""
+
+    def __post_init__(self):
+        for name in ("state_dim", "action_dim", "n_demos", "n_eval", "horizon", "steps",
+                     "eval_every", "batch_size", "large_batch", "width", "lm_eval_every",
+                     "lm_dim", "lm_layers", "lm_context", "lm_batch"):  # fmt: skip
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.steps < 4 * self.eval_every:
+            raise ValueError("steps must give at least 4 checkpoints (steps >= 4 * eval_every)")
+        if self.lm_steps < 0 or (self.lm_steps and self.lm_steps < 4 * self.lm_eval_every):
+            raise ValueError("lm_steps must be 0 or >= 4 * lm_eval_every")
+        if min(self.lr, self.small_lr, self.u_max, self.box, self.rho, self.lm_lr) <= 0:
+            raise ValueError("lr, small_lr, u_max, box, rho and lm_lr must be > 0")
+        if min(self.control_cost, self.action_noise, self.demo_noise, self.eval_noise) < 0:
+            raise ValueError("control_cost and the noise levels must be >= 0")
+        if not (0 < self.ema_beta_min <= 1 and 0 < self.lm_ema_beta_min <= 1):
+            raise ValueError("ema_beta_min and lm_ema_beta_min must be in (0, 1]")
+        if self.ema_power < 0:
+            raise ValueError("ema_power must be >= 0")
+
+    def configs(self) -> dict[str, BCConfig]:
+        """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions."""
+        ema = EMASchedule.power_law(self.ema_power, 1.0, self.ema_beta_min)
+        base = dict(steps=self.steps, eval_every=self.eval_every, width=self.width, ema=ema)
+        return {
+            "small_batch": BCConfig(batch_size=self.batch_size, lr=self.lr, **base),
+            "large_batch": BCConfig(batch_size=self.large_batch, lr=self.lr, **base),
+            "small_lr": BCConfig(batch_size=self.batch_size, lr=self.small_lr, **base),
+        }
+
+
+PRESETS = {
+    "smoke": Preset(
+        seeds=(0, 1),
+        steps=600,
+        eval_every=50,
+        n_eval=64,
+        horizon=100,
+        large_batch=256,
+        lm_steps=60,
+        lm_eval_every=15,
+        lm_dim=16,
+        lm_layers=1,
+    ),
+    "default": Preset(),
+    # the paper's LM scale is a GPT-2-size model on real corpora; here: the same protocol,
+    # longer and larger, still on generated systems and the bundled text
+    "paper": Preset(
+        seeds=(0, 1, 2, 3, 4),
+        steps=20_000,
+        n_eval=1024,
+        lm_steps=10_000,
+        lm_dim=128,
+        lm_layers=4,
+        lm_context=128,
+        lm_batch=64,
+        lm_lr=1e-3,
+    ),  # fmt: skip
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_option(parser, "--steps", field="steps", type=int, help="BC updates per config")
+    preset_option(parser, "--lm-steps", field="lm_steps", type=int, help="LM steps (0: skip)")
+
+
+def system(preset: Preset) -> LinearSystem:
+    return LinearSystem(preset.state_dim, preset.action_dim, preset.rho, preset.u_max,
+                        preset.box, preset.control_cost, seed=0)  # fmt: skip
+
+
+def bc_data(preset: Preset, env: LinearSystem, seed: int):
+    """Training and validation demonstrations (narrow), evaluation rollouts (wide)."""
+    demos = env.rollouts(preset.n_demos, 50, preset.demo_x0, preset.demo_noise, 100 + seed)
+    val = env.rollouts(max(1, preset.n_demos // 2), 50, preset.demo_x0, preset.demo_noise,
+                       200 + seed)  # fmt: skip
+    evals = env.rollouts(preset.n_eval, preset.horizon, preset.eval_x0, preset.eval_noise,
+                         300 + seed)  # fmt: skip
+    return (
+        expert_dataset(env, demos, preset.action_noise, seed=400 + seed),
+        expert_dataset(env, val, preset.action_noise, seed=500 + seed),
+        evals,
+    )
+
+
+def bc_unit(preset: Preset, name: str, seed: int) -> dict:
+    """One configuration on one seed: the curves and their summary."""
+    env = system(preset)
+    (obs, act), val, evals = bc_data(preset, env, seed)
+    config = preset.configs()[name]
+    bar = progress(total=config.steps // config.eval_every, desc=f"{name} seed {seed}")
+    t0 = time.perf_counter()
+    trainer = BehaviorCloning(env, config, seed=seed)
+    hist = trainer.fit(obs, act, val, evals, progress=lambda: bar.update(1))
+    seconds = time.perf_counter() - t0
+    bar.close()
+    again = rollout_reward(env, trainer.policy, evals)  # common random numbers: same J
+    values = {f"{k}": v for k, v in curve_summary(hist.reward, hist.loss).items()}
+    values |= {f"ema/{k}": v for k, v in curve_summary(hist.reward_ema, hist.loss_ema).items()}
+    values |= {
+        "seconds": seconds,
+        "grad_examples": float(config.steps * config.batch_size),
+        "crn_repeat_error": abs(again - hist.reward[-1]),
+        "expert_J": rollout_reward(env, env.expert, evals),
+    }
+    return {"values": values, "curve": hist.__dict__}
+
+
+def lm_unit(preset: Preset, seed: int) -> dict:
+    config = LMConfig(steps=preset.lm_steps, batch_size=preset.lm_batch,
+                      context=preset.lm_context, dim=preset.lm_dim, layers=preset.lm_layers,
+                      lr=preset.lm_lr, eval_every=preset.lm_eval_every,
+                      ema=EMASchedule.power_law(preset.ema_power, 1.0, preset.lm_ema_beta_min))  # fmt: skip
+    bar = progress(total=config.steps // config.eval_every, desc=f"char-LM seed {seed}")
+    t0 = time.perf_counter()
+    out = train_lm(config, seed, progress=lambda: bar.update(1))
+    bar.close()
+    steps, val, ema = (np.asarray(out[k]) for k in ("step", "val", "val_ema"))
+    # before the cool-down, past the first half of the constant-lr phase
+    pre = (steps > out["decay_from"] / 2) & (steps <= out["decay_from"])
+    values = {
+        "val": float(val[pre].mean()),
+        "ema/val": float(ema[pre].mean()),
+        "dval": mean_abs_jump(val[pre]),
+        "ema/dval": mean_abs_jump(ema[pre]),
+        "val_final": float(val[-1]),
+        "ema/val_final": float(ema[-1]),
+        "seconds": time.perf_counter() - t0,
+    }
+    return {"values": values, "curve": out}
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    metrics, curves = Metrics(), {}
+    env = system(preset)
+    closed = np.abs(np.linalg.eigvals(env.A - env.B @ env.K)).max()
+    ctx.log.info("linear system: |eig(A)| = %.3f, expert closed loop %.4f", preset.rho, closed)
+    for seed in ctx.seeds:
+        metrics.add("linear/expert/closed_loop_radius", seed, closed)
+        for name in preset.configs():
+            unit = ctx.cached(
+                f"linear/{name}/seed{seed}", lambda n=name, s=seed: bc_unit(preset, n, s)
+            )
+            metrics.update(seed, unit["values"], prefix=f"linear/{name}/")
+            curves[(name, seed)] = unit["curve"]
+        ctx.save_partial(metrics)
+    ctx.save_figure(plot_rewards(curves, ctx.seeds[0]), "rewards.png")
+    if preset.lm_steps:
+        lm_curves = {}
+        for seed in ctx.seeds:
+            unit = ctx.cached(f"lm/seed{seed}", lambda s=seed: lm_unit(preset, s))
+            metrics.update(seed, unit["values"], prefix="lm/")
+            lm_curves[seed] = unit["curve"]
+        ctx.save_figure(plot_lm(lm_curves[ctx.seeds[0]]), "lm_validation.png")
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,41 @@
+"""The figures of the run (PNG in --out): the paper's Figure 1 (reward per checkpoint, raw
+vs EMA, over the BC loss) and its LM figure (validation loss of every checkpoint)."""
+
+from __future__ import annotations
+
+from iclr24_common import pyplot
+
+
+def plot_rewards(curves: dict, seed: int):
+    """Rollout reward J (top) and BC validation loss (bottom) per checkpoint, one seed."""
+    plt = pyplot()
+    names = sorted({name for name, _ in curves})
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5), sharex=True,
+                             squeeze=False)  # fmt: skip
+    for col, name in enumerate(names):
+        c = curves[(name, seed)]
+        top, bottom = axes[0, col], axes[1, col]
+        top.plot(c["step"], c["reward"], ".-", lw=1, label="raw iterate")
+        top.plot(c["step"], c["reward_ema"], "-", lw=2, label="EMA")
+        top.set(title=name.replace("_", " "), ylabel="rollout reward J")
+        bottom.plot(c["step"], c["loss"], ".-", lw=1, label="raw iterate")
+        bottom.plot(c["step"], c["loss_ema"], "-", lw=2, label="EMA")
+        bottom.set(xlabel="SGD step", ylabel="BC validation loss")
+        top.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lm(curve: dict):
+    """Character LM validation loss per checkpoint, raw vs EMA (cool-down shaded)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.plot(curve["step"], curve["val"], ".-", lw=1, label="raw iterate")
+    ax.plot(curve["step"], curve["val_ema"], "-", lw=2, label="EMA")
+    ax.axvspan(curve["decay_from"], curve["step"][-1], color="0.9", label="lr cool-down")
+    half = len(curve["val"]) // 3
+    ax.set(xlabel="step", ylabel="validation loss (nats/char)",
+           ylim=(min(curve["val_ema"]) - 0.05, max(curve["val"][half:]) + 0.1))  # fmt: skip
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
