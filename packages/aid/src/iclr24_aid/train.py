@@ -46,15 +46,22 @@ class TrainResult:
     """Test accuracy after the last step."""
 
 
-def accuracy(model: nn.Module, batch: Batch) -> float:
-    """Fraction of queried values recalled (PAD targets ignored), in eval mode."""
+def accuracy(model: nn.Module, batch: Batch, candidates=None) -> float:
+    """Fraction of queried values recalled (PAD targets ignored), in eval mode. With
+    ``candidates`` (token ids) the answer is the best-scoring candidate only: a diagnostic that
+    removes the output layer's prior over value groups."""
     was = model.training
     model.eval()
     with torch.no_grad():
         logits = model(batch.keys, batch.values, batch.flags)[:, -batch.targets.shape[1] :]
     model.train(was)
+    if candidates is None:
+        pred = logits.argmax(-1)
+    else:
+        ids = torch.as_tensor(candidates)
+        pred = ids[logits[..., ids].argmax(-1)]
     mask = batch.targets != 0
-    return float((logits.argmax(-1)[mask] == batch.targets[mask]).float().mean())
+    return float((pred[mask] == batch.targets[mask]).float().mean())
 
 
 def loss_fn(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
