@@ -1,15 +1,15 @@
 """The paper's claims and the code's checks, computed from the metrics.
 
-Paper numbers: none found as numbers. The SAR results are plotted (paper Figure 3: accuracy
-of FWM vs FWM + AID for p in {0, 0.5, 1}); the arXiv abstract page, the official README
-(github.com/taewonpark/AID) and its SARtask folder give no table.
+Paper numbers: none found. The paper reports SAR as accuracy plots for p in {0, 0.5, 1}; the
+arXiv abstract pages, the official README (github.com/taewonpark/AID) and its SARtask folder
+(scripts only, no logs) give no number, so no SAR figure is quoted here.
 """
 
 from __future__ import annotations
 
 from iclr24_common import Check, Claim, Metrics
 
-PAPER_SAR = "paper Fig. 3 (SAR, official scale): FWM+AID above FWM at every p; no numbers in text"
+PAPER_SAR = "paper (SAR plots, official scale): FWM+AID above FWM; no number found"
 
 
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
@@ -22,7 +22,7 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             id=f"sys-gap/{r0}",
             statement="FWM's decomposition does not generalise systematically: its accuracy on "
             "the unseen X2 x Y2 combinations is far below its training accuracy",
-            paper="paper Sec. 4.1 / Fig. 3: FWM fails on unseen combinations at p = 0",
+            paper="paper (SAR plots): FWM fails on unseen combinations; no number found",
             measured=f"FWM train {metrics.fmt(f'{r0}/linear/train_acc', 3)}, unseen "
             f"{metrics.fmt(f'{r0}/linear/test_acc', 3)}; gap {metrics.fmt(f'{r0}/linear/gap', 3)}",
             criterion="mean train - unseen accuracy > 0.30",
@@ -48,7 +48,7 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         id=f"roles-disentangled/{r0}",
         statement="AID's roles are more disentangled: the roles of different keys are closer "
         "to orthogonal than FWM's",
-        paper="paper Sec. 5 (orthogonality analysis): AID's representations more orthogonal; "
+        paper="paper (analysis of the representations): AID more orthogonal; "
         "no SAR number found",
         measured=f"mean |cos| between keys' roles on the test set: AID "
         f"{metrics.fmt(f'{r0}/aid/role_cos_cross_key', 3)}, FWM "

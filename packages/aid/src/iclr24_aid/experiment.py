@@ -28,6 +28,7 @@ PAPER = Paper(
     title="Attention-based Iterative Decomposition for Tensor Product Representation",
     authors="Park, Choi & Lee",
     arxiv="2406.01012",
+    openreview="FDb2JQZsFH",
     code="https://github.com/taewonpark/AID",
 )
 PAPER_NEEDS_DATA = True
