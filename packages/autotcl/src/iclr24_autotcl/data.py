@@ -82,7 +82,7 @@ def assemble(stamps, values, train, valid, test, horizons) -> Forecasting:
     return Forecasting(data, train, valid, test, mean, std, tuple(horizons))
 
 
-def make_ett_like(n_hours: int = 4032, seed: int = 0, horizons=(24, 48, 168),
+def make_ett_like(n_hours: int = 3024, seed: int = 0, horizons=(24, 48, 168),
                   spike_rate: float = 0.01) -> Forecasting:  # fmt: skip
     """An hourly series with the structure of ETT's oil temperature, fully known:
 
