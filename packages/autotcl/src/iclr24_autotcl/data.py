@@ -1,0 +1,164 @@
+"""Data: a generated ETT-like hourly series with a known conditional mean (the default), and
+the loaders of the paper's forecasting CSVs (paper preset).
+
+Every series comes as TS2Vec's ``load_forecast_csv`` returns it: ``data`` (N, T, 7 + K) with the
+7 standardised time covariates (minute, hour, day of week, day, day of year, month, week of
+year) first and the standardised target(s) last, the train / valid / test slices, and the
+scaler (mean, std) fitted on the train slice only.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from iclr24_common import MissingDataError
+
+N_COVARIATES = 7
+# univariate targets of the TS2Vec / AutoTCL loaders
+TARGETS = {"ETTh1": "OT", "ETTh2": "OT", "ETTm1": "OT", "electricity": "MT_001",
+           "WTH": "WetBulbCelsius"}  # fmt: skip
+SOURCES = {
+    "ETTh1": "https://github.com/zhouhaoyi/ETDataset (ETT-small/ETTh1.csv)",
+    "ETTh2": "https://github.com/zhouhaoyi/ETDataset (ETT-small/ETTh2.csv)",
+    "ETTm1": "https://github.com/zhouhaoyi/ETDataset (ETT-small/ETTm1.csv)",
+    "electricity": "the TS2Vec README's electricity.csv (UCI ElectricityLoadDiagrams, hourly)",
+    "WTH": "the Informer repository's WTH.csv (https://github.com/zhouhaoyi/Informer2020)",
+}
+
+
+@dataclass
+class Forecasting:
+    """One forecasting task in the TS2Vec layout."""
+
+    data: np.ndarray
+    """(N, T, 7 + K): covariates then standardised targets."""
+    train: slice
+    valid: slice
+    test: slice
+    mean: np.ndarray
+    std: np.ndarray
+    horizons: tuple[int, ...]
+    n_covariates: int = N_COVARIATES
+    oracle: dict[int, np.ndarray] | None = None
+    """Generated data only: H -> (T, H) standardised E[y_{t+1..t+H} | hidden state at t]."""
+    spikes: np.ndarray | None = None
+    """Generated data only: (T,) bool, where a task-irrelevant spike was added."""
+
+    @property
+    def target(self) -> np.ndarray:  # (N, T, K)
+        return self.data[..., self.n_covariates :]
+
+
+def time_features(stamps: np.ndarray) -> np.ndarray:
+    """TS2Vec's ``_get_time_features``: (T,) datetime64 -> (T, 7) float."""
+    stamps = stamps.astype("datetime64[m]")
+    days = stamps.astype("datetime64[D]")
+    minute = (stamps - stamps.astype("datetime64[h]")).astype(int)
+    hour = (stamps.astype("datetime64[h]") - days).astype(int)
+    dow = (days.astype(int) + 3) % 7  # Monday = 0 (1970-01-01 was a Thursday)
+    day = (days - days.astype("datetime64[M]")).astype(int) + 1
+    doy = (days - days.astype("datetime64[Y]")).astype(int) + 1
+    month = days.astype("datetime64[M]").astype(int) % 12 + 1
+    week = np.array([dt.date.fromisoformat(str(d)).isocalendar()[1] for d in days])
+    return np.stack([minute, hour, dow, day, doy, month, week], axis=1).astype(float)
+
+
+def _standardise(x: np.ndarray, train: slice):
+    mean, std = x[train].mean(0), x[train].std(0)
+    std = np.where(std > 0, std, 1.0)  # a constant covariate (minute in hourly data) -> 0
+    return (x - mean) / std, mean, std
+
+
+def assemble(stamps, values, train, valid, test, horizons) -> Forecasting:
+    """Covariates + target, both standardised on the train slice. values: (T, K)."""
+    cov, _, _ = _standardise(time_features(stamps), train)
+    target, mean, std = _standardise(np.asarray(values, dtype=float), train)
+    data = np.concatenate([cov, target], axis=1)[None].astype(np.float32)
+    return Forecasting(data, train, valid, test, mean, std, tuple(horizons))
+
+
+def make_ett_like(n_hours: int = 3024, seed: int = 0, horizons=(24, 48, 168),
+                  spike_rate: float = 0.01) -> Forecasting:  # fmt: skip
+    """An hourly series with the structure of ETT's oil temperature, fully known:
+
+    y_t = trend_t + a[s_t] * daily_t + weekly_t + r_t + spike_t
+
+    a slow trend, a daily cycle whose amplitude a[s_t] in {0.6, 1.6} follows a hidden two-state
+    Markov chain (stay probability 0.995), a weekly cycle, AR(1) noise r_t = 0.9 r_{t-1} + 0.25 e_t,
+    and at ``spike_rate`` of the hours a large spike (+-4 to 8) that carries no information on
+    the future. Splits 60/20/20. The oracle forecast is E[y_{t+h} | s_t, r_t], a lower bound
+    for any forecaster that sees the past only."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n_hours)
+    stamps = np.datetime64("2016-07-01T00") + t.astype("timedelta64[h]")
+    amps, stay, phi = np.array([0.6, 1.6]), 0.995, 0.9
+    trend = 1.5 * np.sin(2 * np.pi * t / (1.7 * n_hours) + rng.uniform(0, 2 * np.pi))
+    hour = t % 24
+    daily = np.sin(2 * np.pi * hour / 24) + 0.4 * np.sin(4 * np.pi * hour / 24 + 1.0)
+    weekly = 0.7 * np.sin(2 * np.pi * t / 168) - 0.5 * ((t // 24 + 4) % 7 >= 5)
+    flips = rng.random(n_hours) > stay
+    state = np.cumsum(flips) % 2
+    if rng.random() < 0.5:
+        state = 1 - state
+    noise = np.empty(n_hours)
+    noise[0] = 0.0
+    eps = 0.25 * rng.standard_normal(n_hours)
+    for i in range(1, n_hours):
+        noise[i] = phi * noise[i - 1] + eps[i]
+    spikes = rng.random(n_hours) < spike_rate
+    spike = spikes * rng.choice([-1, 1], n_hours) * rng.uniform(4, 8, n_hours)
+    y = trend + amps[state] * daily + weekly + noise + spike
+    n_tr, n_va = int(0.6 * n_hours), int(0.2 * n_hours)
+    task = assemble(stamps, y[:, None], slice(0, n_tr), slice(n_tr, n_tr + n_va),
+                    slice(n_tr + n_va, n_hours), horizons)  # fmt: skip
+    # E[a[s_{t+h}] | s_t] for the symmetric chain: mean + (+-half gap) * (2 stay - 1)^h
+    oracle = {}
+    for H in horizons:
+        h = np.arange(1, H + 1)
+        idx = np.minimum(t[:, None] + h, n_hours - 1)  # (T, H); past the end is never scored
+        sign = np.where(state == 1, 1.0, -1.0)[:, None]
+        amp = amps.mean() + sign * (amps[1] - amps[0]) / 2 * (2 * stay - 1) ** h
+        mean = trend[idx] + amp * daily[idx] + weekly[idx] + phi**h * noise[:, None]
+        oracle[H] = ((mean - task.mean[0]) / task.std[0]).astype(np.float32)
+    task.oracle, task.spikes = oracle, spikes
+    return task
+
+
+def read_csv(path: Path, target: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """A forecasting CSV with a ``date`` column -> (stamps (T,), values (T, K))."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    header, body = rows[0], [r for r in rows[1:] if r]
+    if "date" not in header:
+        raise MissingDataError(f"a 'date' column in {path.name}", [path], "the TS2Vec CSV format")
+    d = header.index("date")
+    stamps = np.array([np.datetime64(r[d].strip().replace(" ", "T")) for r in body])
+    cols = [header.index(target)] if target else [i for i in range(len(header)) if i != d]
+    values = np.array([[float(r[i]) for i in cols] for r in body])
+    return stamps, values
+
+
+def load_forecast_csv(root: str | Path, name: str = "ETTh1", univar: bool = True) -> Forecasting:
+    """``<root>/autotcl/<name>.csv`` with TS2Vec's splits: ETTh 12/4/4 months, ETTm the same
+    in 15-minute steps, the others 60/20/20; horizons as in TS2Vec's ``load_forecast_csv``."""
+    if name not in TARGETS:
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(TARGETS)}")
+    path = Path(root) / "autotcl" / f"{name}.csv"
+    if not path.exists():
+        raise MissingDataError(f"the {name} forecasting table", [path], SOURCES[name])
+    stamps, values = read_csv(path, TARGETS[name] if univar else None)
+    T = len(stamps)
+    if name in ("ETTh1", "ETTh2"):
+        a, b, c = 12 * 30 * 24, 16 * 30 * 24, 20 * 30 * 24
+    elif name == "ETTm1":
+        a, b, c = 12 * 30 * 24 * 4, 16 * 30 * 24 * 4, 20 * 30 * 24 * 4
+    else:
+        a, b, c = int(0.6 * T), int(0.8 * T), T
+    hourly = name != "ETTm1"
+    horizons = (24, 48, 168, 336, 720) if hourly else (24, 48, 96, 288, 672)
+    return assemble(stamps, values, slice(0, a), slice(a, b), slice(b, c), horizons)

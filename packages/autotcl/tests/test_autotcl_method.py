@@ -1,0 +1,164 @@
+"""The method's invariants: shapes, the hard-concrete mask and its straight-through gradient,
+the losses against hand computations, causality of the encoding, determinism, save/load."""
+
+import numpy as np
+import pytest
+import torch
+from iclr24_autotcl import (
+    AugmentationNet,
+    AutoTCL,
+    TSEncoder,
+    encode_series,
+    gaussian_mmd,
+    hard_concrete,
+    hierarchical_contrastive_loss,
+    info_nce,
+    local_info_nce,
+)
+from iclr24_autotcl.autotcl import AdamW
+
+
+def tiny(**kw):
+    return AutoTCL(3, output_dims=8, hidden_dims=8, depth=2, aug_hidden_dims=8, batch_size=4,
+                   max_train_length=40, lr=1e-3, **kw)  # fmt: skip
+
+
+@pytest.mark.parametrize("trend_head", [False, True])
+def test_encoder_shapes(trend_head):
+    net = TSEncoder(3, 16, 8, depth=2, trend_head=trend_head).eval()
+    assert net(torch.randn(5, 37, 3)).shape == (5, 37, 16)
+
+
+def test_official_ts2vec_parameter_names():
+    # the layout of yuezhihan/ts2vec models/encoder.py + dilated_conv.py (depth 10, 64 -> 320):
+    # input_fc, feature_extractor.net.{i}.conv{1,2}.conv, a projector on the last block only
+    names = {n for n, _ in TSEncoder(1, 320, 64, 10).named_parameters()}
+    expected = {"input_fc.weight", "input_fc.bias"}
+    for i in range(11):
+        for c in ("conv1", "conv2"):
+            expected |= {f"feature_extractor.net.{i}.{c}.conv.{w}" for w in ("weight", "bias")}
+    expected |= {
+        "feature_extractor.net.10.projector.weight",
+        "feature_extractor.net.10.projector.bias",
+    }
+    assert names == expected
+
+
+def test_hard_mask_is_binary_and_gradients_pass_straight_through():
+    torch.manual_seed(0)
+    aug = AugmentationNet(3, aug_dim=4, hidden_dims=8)
+    x = torch.randn(2, 30, 3)
+    xa, mask, h, g = aug(x)
+    assert set(mask.unique().tolist()) <= {0.0, 1.0}
+    assert xa.shape == mask.shape == h.shape == g.shape == x.shape
+    torch.testing.assert_close(xa, g * mask * x)
+    (xa * torch.randn_like(xa)).sum().backward()
+    assert aug.h.weight.grad.abs().sum() > 0  # only the straight-through path reaches h
+
+
+def test_hard_concrete_deterministic_without_noise():
+    logits = torch.tensor([-3.0, 0.0, 0.2, 3.0])
+    soft = hard_concrete(logits, training=False, hard=False)
+    expected = (torch.sigmoid(logits) * 1.05 - 0.05).clamp(0, 1)
+    torch.testing.assert_close(soft, expected)
+    # sigmoid(0) * 1.05 - 0.05 = 0.475 < 0.5: dropped; sigmoid(0.2) -> 0.53: kept
+    assert hard_concrete(logits, training=False).tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_mmd_zero_for_identical_inputs_and_positive_otherwise():
+    torch.manual_seed(0)
+    a = torch.randn(8, 5)
+    assert abs(float(gaussian_mmd(a, a))) < 1e-6
+    assert float(gaussian_mmd(a, a + 1.0)) > 0.01
+
+
+def test_info_nce_matches_hand_computation():
+    rng = np.random.default_rng(0)
+    z1, z2 = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    n1 = z1 / np.linalg.norm(z1, axis=1, keepdims=True)
+    n2 = z2 / np.linalg.norm(z2, axis=1, keepdims=True)
+    s = n1 @ n2.T / 0.5
+    expected = -np.mean([s[i, i] - np.log(np.exp(s[i]).sum()) for i in range(4)])
+    got = info_nce(torch.tensor(z1), torch.tensor(z2), temperature=0.5)
+    assert float(got) == pytest.approx(expected, rel=1e-10)
+
+
+def test_local_info_nce_matches_hand_computation():
+    rng = np.random.default_rng(1)
+    k, size = 5, 3
+    z = rng.standard_normal((2, k * size, 4))  # T divisible by k: the crop starts at 0
+    crops = (z / np.linalg.norm(z, axis=-1, keepdims=True)).reshape(2, k, size, 4).max(2)
+    losses = []
+    for b in range(2):
+        s = crops[b] @ crops[b].T
+        for i in range(k):
+            pos = i + 1 if i < k - 1 else k - 2
+            near = {0: {0, 1, 2}, k - 1: {k - 1, k - 2, k - 3}}.get(i, {i - 1, i, i + 1})
+            negs = [s[i, j] for j in range(k) if j not in near]
+            logits = np.array([s[i, pos], *negs])
+            losses.append(-(logits[0] - np.log(np.exp(logits).sum())))
+    zt = torch.tensor(z)
+    assert float(local_info_nce(zt, k=k, first_only=False)) == pytest.approx(np.mean(losses))
+    assert float(local_info_nce(zt, k=k)) == pytest.approx(np.mean(losses[:k]))
+
+
+def test_hierarchical_loss_is_lower_for_matching_views():
+    torch.manual_seed(0)
+    z = torch.randn(4, 16, 8)
+    assert hierarchical_contrastive_loss(z, z * 5) < hierarchical_contrastive_loss(
+        z, torch.randn(4, 16, 8) * 5
+    )
+
+
+def test_adamw_matches_its_update_rule():
+    p = torch.nn.Parameter(torch.tensor([1.0, -2.0]))
+    opt = AdamW([p], lr=0.1)
+    m = v = np.zeros(2)
+    w = np.array([1.0, -2.0])
+    for t, g in enumerate([np.array([0.5, -1.0]), np.array([0.2, 0.3])], start=1):
+        p.grad = torch.tensor(g, dtype=torch.float32)
+        opt.step()
+        w = w * (1 - 0.1 * 0.01)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g**2
+        w = w - 0.1 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 1e-8)
+    np.testing.assert_allclose(p.detach().numpy(), w, rtol=1e-6)
+
+
+def test_causal_encoding_ignores_the_future():
+    torch.manual_seed(0)
+    net = TSEncoder(2, 4, 8, depth=2)
+    x = np.random.default_rng(0).standard_normal((1, 50, 2)).astype(np.float32)
+    y = x.copy()
+    y[:, 30:] += 10.0
+    a = encode_series(net, x, causal=True, sliding_length=1, sliding_padding=10)
+    b = encode_series(net, y, causal=True, sliding_length=1, sliding_padding=10)
+    assert a.shape == (1, 50, 4)
+    np.testing.assert_allclose(a[:, :30], b[:, :30], atol=1e-6)
+    assert np.abs(a[:, 30:] - b[:, 30:]).max() > 1e-3
+    # the sliding windows equal encoding each window on its own
+    window = x[:, 20 - 10 : 21]
+    np.testing.assert_allclose(a[0, 20], encode_series(net, window)[0, -1], atol=1e-5)
+
+
+def test_fit_is_deterministic_and_save_load_round_trips(tmp_path):
+    x = np.random.default_rng(0).standard_normal((1, 200, 3)).astype(np.float32)
+    reprs = []
+    for _ in range(2):
+        torch.manual_seed(3)
+        model = tiny()
+        losses = model.fit(x, n_epochs=2)
+        assert len(losses) == 2 and np.isfinite(losses).all()
+        reprs.append(model.encode(x, full_series=True))
+    np.testing.assert_array_equal(*reprs)
+    assert reprs[0].shape == (1, 8)
+    model.save(tmp_path / "m.pt")
+    other = tiny()
+    other.load(tmp_path / "m.pt")
+    np.testing.assert_array_equal(other.encode(x, full_series=True), reprs[1])
+
+
+def test_random_mask_keeps_the_requested_share():
+    torch.manual_seed(0)
+    model = tiny(augmentation="random", keep_ratio=0.3)
+    keep = model.mask_keep_rate(np.ones((1, 2000, 3), dtype=np.float32), samples=4)
+    assert keep.mean() == pytest.approx(0.3, abs=0.01)
