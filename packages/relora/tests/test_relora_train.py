@@ -112,3 +112,12 @@ def test_two_gloo_ranks_agree_after_merges():
     single = fresh(NO_DROPOUT).train().model.state_dict()
     for k, v in r0["state"].items():
         torch.testing.assert_close(v, single[k], atol=1e-5, rtol=1e-4)
+
+
+def test_update_ranks_are_measured_from_the_warm_start():
+    full = fresh(TrainConfig(**{**CONFIG.__dict__, "method": "full"})).train()
+    relora = fresh().train()
+    assert set(full.w_start) == set(relora.w_start) == {"mlp.0", "mlp.2"}
+    ranks = relora.update_ranks()
+    assert set(ranks) == {"mlp.0", "mlp.2"} and max(ranks.values()) > CONFIG.r
+    assert not torch.equal(full.model.get_submodule("mlp.0").weight, full.w_start["mlp.0"])

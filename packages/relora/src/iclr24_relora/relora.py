@@ -142,11 +142,7 @@ def wrap_relora(
     Trainable afterwards (as in the official ``torchrun_main.py``): the LoRA factors, norms,
     embeddings, lm_head and biases; the wrapped W are frozen. Returns the model.
     """
-    names = [
-        n
-        for n, m in model.named_modules()
-        if isinstance(m, nn.Linear) and any(t in n for t in target) and "lm_head" not in n
-    ]
+    names = target_names(model, target)
     if not names:
         raise ValueError(f"no nn.Linear module name contains any of {tuple(target)}")
     for name in names:
@@ -159,6 +155,15 @@ def wrap_relora(
         if m.weight is not None:
             m.weight.requires_grad_(False)
     return model
+
+
+def target_names(model: nn.Module, target: Sequence[str] = TARGETS) -> list[str]:
+    """Names of the nn.Linear modules whose name contains one of ``target`` (lm_head never)."""
+    return [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, nn.Linear) and any(t in n for t in target) and "lm_head" not in n
+    ]
 
 
 def relora_layers(model: nn.Module) -> list[ReLoRALinear]:

@@ -30,6 +30,7 @@ from .relora import (
     merge_and_reinit,
     relora_layers,
     reset_optimizer_state,
+    target_names,
     wrap_relora,
 )
 
@@ -154,13 +155,8 @@ class ReLoRATrainer:
         return bool(relora_layers(self.model))
 
     def _switch(self) -> None:
-        """Warm start over: remember W (for rank(dW)), wrap the targets with LoRA."""
+        """Warm start over: wrap the targets with LoRA."""
         c = self.config
-        self.w_start = {
-            n: m.weight.detach().clone()
-            for n, m in self.model.named_modules()
-            if isinstance(m, nn.Linear) and n.endswith("proj")
-        }
         state = torch.get_rng_state()  # the LoRA init must not shift the dropout stream
         torch.manual_seed(c.seed * 7919 + 17)
         wrap_relora(self.model, c.r, c.alpha, dropout=c.dropout, lora_only=c.method == "lora")
@@ -199,6 +195,11 @@ class ReLoRATrainer:
 
     def train_step(self) -> float:
         c = self.config
+        if self.step == c.warm_start_steps and not self.w_start and c.method != "lora":
+            self.w_start = {  # the reference of rank(dW), for full-rank too
+                n: self.model.get_submodule(n).weight.detach().clone()
+                for n in target_names(self.model)
+            }
         if self.step == c.switch_step and not self.wrapped:
             self._switch()
             self.optimizer = (
@@ -324,13 +325,15 @@ class ReLoRATrainer:
         """Effective rank of each wrapped matrix's update: dW = W_now - W_warmstart (for pure
         LoRA, whose W is s B A alone, the rank of the learned matrix itself)."""
         out = {}
-        for name, m in self.model.named_modules():
-            if not name.endswith("proj"):
-                continue
+        for name in [n for n, _ in self._relora_named()] or target_names(self.model):
+            m = self.model.get_submodule(name)
             w = m.merged_weight() if hasattr(m, "merged_weight") else m.weight
             ref = self.w_start.get(name) if self.config.method != "lora" else None
             out[name] = effective_rank(w - ref if ref is not None else w, rel_tol)
         return out
+
+    def _relora_named(self):
+        return [(n, m) for n, m in self.model.named_modules() if hasattr(m, "merged_weight")]
 
     def trainable_parameters(self) -> int:
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
