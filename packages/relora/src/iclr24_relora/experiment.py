@@ -120,8 +120,8 @@ class Preset:
 
 
 PRESETS = {
-    "smoke": Preset(seeds=(0, 1), steps=40, warm_start=10, relora_steps=10, warmup=4,
-                    restart_warmup=2, batch_size=8, seq_len=32, eval_batches=2, layers=2),
+    "smoke": Preset(seeds=(0,), steps=30, warm_start=10, relora_steps=5, warmup=3,
+                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2),
     "default": Preset(),
     # official scripts/paper_130M.sh and configs/llama_130m.json; C4 with the T5 tokenizer
     "paper": Preset(seeds=(0,), data="c4", steps=20_000, warm_start=5_000, relora_steps=2_000,
