@@ -1,0 +1,35 @@
+"""ReLoRA: High-Rank Training Through Low-Rank Updates (Lialin et al., ICLR 2024)."""
+
+from .data import TokenStream, byte_stream, c4_stream, pydoc_bytes
+from .relora import (
+    ReLoRALinear,
+    effective_rank,
+    jagged_cosine_schedule,
+    lora_parameters,
+    merge_and_reinit,
+    relora_layers,
+    reset_optimizer_state,
+    unwrap_relora,
+    wrap_relora,
+)
+from .train import METHODS, ReLoRATrainer, TrainConfig, tiny_llama
+
+__all__ = [
+    "METHODS",
+    "ReLoRALinear",
+    "ReLoRATrainer",
+    "TokenStream",
+    "TrainConfig",
+    "byte_stream",
+    "c4_stream",
+    "effective_rank",
+    "jagged_cosine_schedule",
+    "lora_parameters",
+    "merge_and_reinit",
+    "pydoc_bytes",
+    "relora_layers",
+    "reset_optimizer_state",
+    "tiny_llama",
+    "unwrap_relora",
+    "wrap_relora",
+]

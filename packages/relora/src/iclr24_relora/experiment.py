@@ -1,0 +1,236 @@
+"""The reproduction: full-rank vs LoRA vs LoRA + warm start vs ReLoRA on one LLaMA, the same
+seed, batch stream and evaluation batches (the paper's Table 2 protocol, scaled down); the
+command line is ``app`` at the bottom (``iclr24-relora reproduce --help``).
+
+The full-rank run's first ``warm_start`` steps are the warm start of LoRA + warm start and of
+ReLoRA (the paper starts both from the same full-rank checkpoint), so each seed trains the
+warm start once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from iclr24_common import (
+    ExperimentApp,
+    Metrics,
+    Paper,
+    Report,
+    RunContext,
+    init_distributed,
+    preset_option,
+)
+
+from .baselines import method_configs
+from .claims import make_checks, make_claims
+from .data import byte_stream, c4_stream
+from .figures import plot_training
+from .train import ReLoRATrainer, TrainConfig, tiny_llama
+
+PAPER = Paper(
+    title="ReLoRA: High-Rank Training Through Low-Rank Updates",
+    authors="Lialin, Muckatira, Shivagunde & Rumshisky",
+    arxiv="2307.05695",
+    code="https://github.com/Guitaricet/relora",
+)
+PAPER_NEEDS_DATA = True
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset's scale; each default cites where it comes from."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    """Random seeds (model init, batch stream, dropout)."""
+    data: str = "bytes"
+    """bytes (pydoc_data.topics, byte-level) or c4 (C4 + T5 tokenizer from --data-dir)."""
+    steps: int = 240
+    """Optimizer steps for every method (paper 130M: 20k)."""
+    warm_start: int = 60
+    """Full-rank warm-start steps (paper 130M: 5k of 20k, 25%)."""
+    relora_steps: int = 30
+    """Steps between merges (official paper_130M.sh: --relora 2000 of 20k after 5k: 7 merges)."""
+    restart_warmup: int = 5
+    """lr ramp after a merge (official --restart_warmup_steps 100 of a 2000-step cycle: 5%)."""
+    warmup: int = 12
+    """First lr warm-up (official --warmup_steps 500 of 20k: 2.5%; 5% here)."""
+    lr: float = 1e-3
+    """Official paper_130M.sh --lr 0.001 for full-rank and ReLoRA."""
+    r: int = 8
+    """LoRA rank (paper: 128 for 60M-350M, r/d = 1/6 at 130M; here 8 of 128, so 2r < d and
+    the rank growth over merges is measurable)."""
+    alpha: float = 32.0
+    """Official lora_alpha=32."""
+    prune_mode: str = "magnitude"
+    """magnitude (one mask for m and v), magnitude_independent (official), random, reset."""
+    prune_ratio: float = 0.9
+    """Official paper_130M.sh --optimizer_magnitude_pruning 0.9."""
+    batch_size: int = 16
+    """Sequences per step (paper: 600 x 512 tokens)."""
+    micro_batch: int = 0
+    """Sequences per forward pass per rank (0: the whole batch)."""
+    seq_len: int = 64
+    """Tokens per sequence (bytes here; paper: 512 T5 tokens)."""
+    eval_batches: int = 8
+    """Fixed evaluation batches of ``batch_size`` windows from the held-out 10%."""
+    hidden: int = 128
+    """Official configs/llama_9m.json: hidden 128, MLP 352, 4 layers, 4 heads."""
+    intermediate: int = 352
+    layers: int = 4
+    heads: int = 4
+    rank_tol: float = 0.1
+    """Singular values above rank_tol x the largest count towards the effective rank."""
+
+    def __post_init__(self):
+        if self.data not in ("bytes", "c4"):
+            raise ValueError("data must be bytes or c4")
+        if min(self.steps, self.relora_steps, self.r, self.batch_size, self.seq_len) < 1:
+            raise ValueError("steps, relora_steps, r, batch_size and seq_len must be >= 1")
+        if not 0 < self.warm_start < self.steps:
+            raise ValueError("warm_start must be in (0, steps)")
+        if self.eval_batches < 1 or self.hidden % self.heads:
+            raise ValueError("eval_batches must be >= 1 and hidden divisible by heads")
+        if not 0 < self.rank_tol < 1:
+            raise ValueError("rank_tol must be in (0, 1)")
+        self.train_config(0)  # the loop's own validation (lr, prune mode, ...)
+
+    def train_config(self, seed: int) -> TrainConfig:
+        return TrainConfig(
+            method="relora",
+            total_steps=self.steps,
+            warm_start_steps=self.warm_start,
+            relora_steps=self.relora_steps,
+            restart_warmup_steps=self.restart_warmup,
+            warmup_steps=self.warmup,
+            lr=self.lr,
+            r=self.r,
+            alpha=self.alpha,
+            prune_mode=self.prune_mode,
+            prune_ratio=self.prune_ratio,
+            batch_size=self.batch_size,
+            micro_batch=self.micro_batch,
+            seq_len=self.seq_len,
+            seed=seed,
+        )
+
+
+PRESETS = {
+    "smoke": Preset(seeds=(0,), steps=30, warm_start=10, relora_steps=5, warmup=3,
+                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2),
+    "default": Preset(),
+    # official scripts/paper_130M.sh and configs/llama_130m.json; C4 with the T5 tokenizer
+    "paper": Preset(seeds=(0,), data="c4", steps=20_000, warm_start=5_000, relora_steps=2_000,
+                    restart_warmup=100, warmup=500, r=128, batch_size=600, micro_batch=50,
+                    seq_len=512, eval_batches=100, hidden=768, intermediate=2048, layers=12,
+                    heads=12),
+}  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    preset_option(parser, "--steps", field="steps", type=int, help="optimizer steps per method")
+    preset_option(parser, "--rank", field="r", type=int, help="LoRA rank r")
+    preset_option(parser, "--relora-steps", field="relora_steps", type=int, help="steps per merge")
+
+
+def build_model(preset: Preset, vocab: int, seed: int):
+    torch.manual_seed(seed)
+    return tiny_llama(
+        vocab,
+        preset.seq_len,
+        hidden_size=preset.hidden,
+        intermediate_size=preset.intermediate,
+        num_hidden_layers=preset.layers,
+        num_attention_heads=preset.heads,
+    )
+
+
+def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset, seconds: float) -> dict:
+    ranks = list(trainer.update_ranks(preset.rank_tol).values())
+    method = trainer.config.method
+    restarts = [trainer.lrs[i] for i in range(len(trainer.lrs))
+                if method == "relora" and i > preset.warm_start
+                and (i - preset.warm_start) % preset.relora_steps == 0]  # fmt: skip
+    out = {
+        "eval_loss": trainer.evaluate(eval_batches),
+        "train_loss_last10": float(np.mean(trainer.losses[-10:])),
+        "rank_median": float(np.median(ranks)),
+        "rank_max": float(max(ranks)),
+        "trainable_params": float(trainer.trainable_parameters()),
+        "optimizer_state_bytes": float(trainer.optimizer_state_bytes()),
+        "steps": float(trainer.step),
+        "merges": float(trainer.merges),
+        "max_lr_at_merge": max(restarts, default=0.0),
+        "min_reset_fraction": min(trainer.reset_fractions, default=1.0),
+        "train_seconds": seconds,
+    }
+    return {f"{method}/{k}": v for k, v in out.items()}
+
+
+def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached) -> dict:
+    """All four methods for one seed; each method is its own resumable unit."""
+    configs = method_configs(preset.train_config(seed))
+
+    def batches(step: int):
+        return stream.batch(seed, step, preset.batch_size, preset.seq_len)
+
+    def full():
+        t0 = time.perf_counter()
+        trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed), configs["full"],
+                                batches, device)  # fmt: skip
+        trainer.train(until=preset.warm_start)
+        warm = trainer.snapshot()
+        trainer.train()
+        seconds = time.perf_counter() - t0
+        curve = {"losses": trainer.losses, "lrs": trainer.lrs}
+        return summarise(trainer, eval_batches, preset, seconds), curve, warm
+
+    results, curves = {}, {}
+    out, curves["full"], warm = cached(f"seed{seed}/full", full)
+    results.update(out)
+    for method in ("lora", "lora_warm", "relora"):
+
+        def one(method=method):
+            t0 = time.perf_counter()
+            trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed),
+                                    configs[method], batches, device)  # fmt: skip
+            if method != "lora":
+                trainer.restore(warm)  # the full-rank run's state at the warm start
+            trainer.train()
+            seconds = time.perf_counter() - t0
+            curve = {"losses": trainer.losses, "lrs": trainer.lrs}
+            return summarise(trainer, eval_batches, preset, seconds), curve
+
+        out, curves[method] = cached(f"seed{seed}/{method}", one)
+        results.update(out)
+        log.info("seed %d %s: eval loss %.4f", seed, method, out[f"{method}/eval_loss"])
+    return results, curves
+
+
+def run(ctx: RunContext) -> Report:
+    preset = ctx.preset
+    info = init_distributed(ctx.torch_device.type)  # under torchrun: one rank per process
+    device = f"cuda:{info.local_rank}" if ctx.torch_device.type == "cuda" else ctx.torch_device
+    stream = c4_stream(ctx.data_dir) if preset.data == "c4" else byte_stream()
+    eval_batches = stream.eval_batches(preset.eval_batches, preset.batch_size, preset.seq_len)
+    metrics = Metrics()
+    curves = None
+    for seed in ctx.seeds:
+        values, seed_curves = measure(preset, seed, stream, eval_batches, device,
+                                      ctx.log, ctx.cached)  # fmt: skip
+        metrics.update(seed, values)
+        curves = curves or seed_curves
+        ctx.save_partial(metrics)
+    ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+
+
+app = ExperimentApp.from_module(__name__)
+main = app.main
+
+if __name__ == "__main__":
+    raise SystemExit(main())
