@@ -45,3 +45,20 @@ def test_crop_flip_shapes_and_content():
         assert torch.equal(a, b) or torch.equal(a, b.flip(-1))
     padded = crop_flip(x, torch.Generator().manual_seed(1), pad=2)
     assert padded.shape == x.shape
+
+
+def test_image_stream_trains_with_augmentation_batchnorm_and_refresh(tmp_path):
+    """The paper preset's path (images, crop + flip, BatchNorm, per-example Fisher) on a tiny
+    conv net instead of ResNet-18."""
+    from iclr24_refresh import DERpp, Refresh, TrainConfig, train_stream
+    from torch import nn
+
+    _write_cifar10(tmp_path, n=2)
+    stream = load_paper_dataset("cifar10", tmp_path)
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 4, 3, 2), nn.BatchNorm2d(4), nn.ReLU(),
+                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4, 10))  # fmt: skip
+    cfg = TrainConfig(lr=0.03, batch_size=8, minibatch_size=8, buffer_size=10, augment=crop_flip)
+    r = train_stream(net, stream.tasks[:2], DERpp(), cfg, seed=0, refresh=Refresh())
+    assert r["steps"] == r["refresh_steps"] == 6  # 20 images per task, batches of 8
+    assert r["R_cil"].shape == (2, 2)
