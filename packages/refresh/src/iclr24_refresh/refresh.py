@@ -61,12 +61,12 @@ def diagonal_fisher(net: nn.Module, x: Tensor, y: Tensor, chunk: int = 256) -> l
     examples one at a time and divided by len(loader) * batch_size; here divided by N).
     Networks made of ``nn.Linear`` layers only take an exact closed form (a per-example
     weight gradient is the outer product g_i a_i^T, so its square is g_i^2 (a_i^2)^T);
-    others take per-example gradients (``torch.func.vmap``), each example its own batch of
-    one as in the official loop."""
+    others take the official loop, each example its own batch of one through a copy of the
+    network in train mode."""
     mods = [m for m in net.modules() if len(list(m.parameters(recurse=False)))]
     if all(isinstance(m, nn.Linear) for m in mods):
         return _fisher_linear(net, x, y, chunk)
-    return _fisher_vmap(net, x, y, chunk)
+    return _fisher_loop(net, x, y)
 
 
 def _fisher_linear(net: nn.Module, x: Tensor, y: Tensor, chunk: int) -> list[Tensor]:
@@ -98,30 +98,19 @@ def _fisher_linear(net: nn.Module, x: Tensor, y: Tensor, chunk: int) -> list[Ten
     return [acc[id(p)] / len(y) for p in net.parameters()]
 
 
-def _fisher_vmap(net: nn.Module, x: Tensor, y: Tensor, chunk: int) -> list[Tensor]:
-    from torch.func import functional_call, grad, replace_all_batch_norm_modules_, vmap
-
-    model = copy.deepcopy(net)
-    replace_all_batch_norm_modules_(model)  # no running-stat updates under vmap
-    params = {k: p.detach() for k, p in model.named_parameters()}
-    buffers = dict(model.named_buffers())
-
-    def log_p(p, xi, yi):
-        out = functional_call(model, (p, buffers), (xi.unsqueeze(0),))
-        return out.log_softmax(-1)[0].gather(0, yi.reshape(1))[0]
-
-    per_example = vmap(grad(log_p), in_dims=(None, 0, 0))
-    fisher = {k: torch.zeros_like(p) for k, p in params.items()}
-    for s in range(0, len(y), chunk):
-        xs, ys = x[s : s + chunk], y[s : s + chunk]
-        with torch.no_grad():
-            prob = functional_call(model, (params, buffers), (xs,)).softmax(-1)
-            prob = prob.gather(1, ys[:, None])[:, 0]  # (n,) p(y|x)
-        g = per_example(params, xs, ys)
-        for k in fisher:
-            w = prob.reshape(-1, *([1] * (g[k].dim() - 1)))
-            fisher[k] += (w * g[k].pow(2)).sum(0)
-    return [fisher[k] / len(y) for k in params]
+def _fisher_loop(net: nn.Module, x: Tensor, y: Tensor) -> list[Tensor]:
+    """The official loop: one example at a time through a copy of the network in train mode."""
+    model = copy.deepcopy(net).train()
+    params = list(model.parameters())
+    fisher = [torch.zeros_like(p) for p in params]
+    for xi, yi in zip(x, y):
+        with torch.enable_grad():
+            logp = model(xi[None]).log_softmax(-1)[0, yi]
+            grads = torch.autograd.grad(logp, params, allow_unused=True)
+        for f, g in zip(fisher, grads):
+            if g is not None:
+                f += logp.detach().exp() * g.pow(2)
+    return [f / len(y) for f in fisher]
 
 
 def official_displacement(
