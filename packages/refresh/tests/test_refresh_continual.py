@@ -1,0 +1,101 @@
+"""Continual-learning plumbing: reservoir sampling, class-IL / task-IL, metrics, the loop."""
+
+import numpy as np
+import pytest
+import torch
+from iclr24_refresh import (
+    ER,
+    MLP,
+    Refresh,
+    ReservoirBuffer,
+    TrainConfig,
+    average_accuracy,
+    backward_transfer,
+    evaluate,
+    forgetting,
+    gaussian_mixture,
+    split_digits,
+    train_stream,
+)
+from iclr24_refresh.continual import Task
+from scipy.stats import chisquare
+from torch import nn
+
+
+def test_reservoir_keeps_a_uniform_sample():
+    n, size, trials = 120, 12, 600
+    counts = np.zeros(n)
+    buf = ReservoirBuffer(size, seed=0)
+    for _ in range(trials):
+        buf.seen = 0
+        where = buf.slots(n)
+        held = np.full(size, -1)
+        for item, slot in enumerate(where):
+            if slot >= 0:
+                held[slot] = item
+        counts[held] += 1
+    assert counts.sum() == trials * size
+    assert chisquare(counts).pvalue > 1e-3  # every item held with probability size / n
+    assert counts[: n // 2].sum() == pytest.approx(counts[n // 2 :].sum(), rel=0.1)
+
+
+def test_buffer_holds_what_was_added():
+    buf = ReservoirBuffer(5, seed=1)
+    x, y = torch.arange(8.0)[:, None], torch.arange(8)
+    buf.add(x, y, torch.stack([x[:, 0], -x[:, 0]], 1))
+    assert len(buf) == 5 and buf.seen == 8
+    xs, ys, zs = buf.sample(10)
+    assert len(ys) == 5 and len(set(ys.tolist())) == 5
+    assert torch.equal(xs[:, 0].long(), ys) and torch.equal(zs[:, 1], -xs[:, 0])
+
+
+class _Fixed(nn.Module):
+    def __init__(self, logits):
+        super().__init__()
+        self.logits = logits
+
+    def forward(self, x):
+        return self.logits[x[:, 0].long()]
+
+
+def test_class_il_and_task_il_masking():
+    # 4 classes, tasks (0, 1) and (2, 3); the net always prefers class 3
+    logits = torch.tensor(
+        [[1.0, 0.0, 0.0, 5.0], [0.0, 1.0, 0.0, 5.0], [0.0, 0.0, 1.0, 5.0], [0.0, 0.0, 0.0, 5.0]]
+    )
+    x = torch.arange(4.0)[:, None]
+    t0 = Task((0, 1), x[:2], torch.tensor([0, 1]), x[:2], torch.tensor([0, 1]))
+    t1 = Task((2, 3), x[2:], torch.tensor([2, 3]), x[2:], torch.tensor([2, 3]))
+    cil, til = evaluate(_Fixed(logits), [t0, t1])
+    assert cil.tolist() == [0.0, 50.0]  # class-IL: argmax over all classes is always 3
+    assert til.tolist() == [100.0, 50.0]  # task-IL: only the task's own classes compete
+
+
+def test_metrics_on_a_hand_made_matrix():
+    R = np.array([[90.0, 0, 0], [60.0, 80, 0], [50.0, 70, 95]])
+    assert average_accuracy(R) == pytest.approx((50 + 70 + 95) / 3)
+    assert forgetting(R) == pytest.approx(((90 - 50) + (80 - 70)) / 2)
+    assert backward_transfer(R) == pytest.approx(((50 - 90) + (70 - 80)) / 2)
+    assert forgetting(R[:1, :1]) == 0.0
+
+
+def test_streams():
+    digits = split_digits()
+    assert len(digits.tasks) == 5 and digits.n_classes == 10
+    assert all(set(t.y_train.tolist()) == set(t.classes) for t in digits.tasks)
+    gmm = gaussian_mixture(n_classes=6, n_train=10, n_test=5)
+    assert [t.classes for t in gmm.tasks] == [(0, 1), (2, 3), (4, 5)]
+    assert gmm.tasks[0].x_train.shape == (20, 20)
+
+
+def test_refresh_arm_takes_the_same_steps_and_differs():
+    stream = gaussian_mixture(n_classes=4, n_train=30, n_test=10)
+    cfg = TrainConfig(lr=0.05, batch_size=10, minibatch_size=10, buffer_size=20)
+    runs = []
+    for rf in (None, Refresh(scale=100.0)):
+        torch.manual_seed(0)
+        runs.append(train_stream(MLP(20, 4), stream.tasks, ER(), cfg, seed=0, refresh=rf))
+    assert runs[0]["steps"] == runs[1]["steps"] == runs[1]["refresh_steps"] == 12
+    assert runs[0]["refresh_steps"] == 0 and runs[0]["displacement_ratio"] == []
+    weights = runs[1]["displacement_ratio"][::2]  # Linear weights (biases in between)
+    assert weights == pytest.approx([100 * 1e-5] * 3, rel=0.01)
