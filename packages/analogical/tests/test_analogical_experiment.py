@@ -51,6 +51,19 @@ def test_claims_follow_the_numbers():
     assert large["capable-model-analogical-wins"].holds and "small-model-labelled-win" not in large
 
 
+def test_a_win_within_seed_noise_is_not_a_claim():
+    # analogical right on one seed only (0.25, 0, 0) vs 0 for every rival: the mean gap is
+    # positive (0.083) but within 2 SE of the paired seed differences (SE 0.083)
+    m = Metrics()
+    for seed, a in enumerate((0.25, 0.0, 0.0)):
+        for name in MATH_METHODS:
+            m.update(seed, {f"llm/{name}/acc": a if name == "analogical" else 0.0,
+                            f"llm/{name}/output_tokens": 100.0, f"llm/{name}/extraction_rate": 1.0,
+                            f"llm/{name}/truncated_rate": 0.0, f"llm/{name}/n": 8.0})  # fmt: skip
+    claims = {c.id: c for c in make_claims(m, PRESETS["default"])}
+    assert not claims["beats-zero-shot"].holds and not claims["relevance-matters"].holds
+
+
 def test_bad_preset_values():
     with pytest.raises(ValueError, match="methods"):
         Preset(methods=("nope",))
