@@ -28,6 +28,29 @@ def _ratio(metrics: Metrics, num: str, den: str) -> tuple[float, list[float]]:
     return sum(per) / len(per), per
 
 
+def _threads_note(metrics: Metrics, p: str) -> str:
+    """Which thread count made nn.GRU fastest at a grid point (when both were timed)."""
+    keys = sorted(k for k in metrics.names() if k.startswith(p + "nngru_seconds_"))
+    if len(keys) < 2:
+        return ""
+    times = {k.removeprefix(p + "nngru_seconds_"): metrics.mean(k) for k in keys}
+    return (
+        " (nn.GRU at the faster of "
+        + " / ".join(f"{t.replace('threads', ' thr')} {v:.3g} s" for t, v in times.items())
+        + ")"
+    )
+
+
+def _seq_threads_note(metrics: Metrics) -> str:
+    a, b = "train/seq_seconds_per_step_default_threads", "train/seq_seconds_per_step_1thread"
+    if not _has(metrics, a, b):
+        return ""
+    return (
+        f"; the faster of default threads {metrics.mean(a):.3g} and 1 thread "
+        f"{metrics.mean(b):.3g} s/step, per seed"
+    )
+
+
 def speed_claims(metrics: Metrics, device: str) -> list[Claim]:
     """One claim per hidden size: at its longest measured T, DEER's forward is faster than
     nn.GRU's by more than 2 standard errors of the paired seconds."""
@@ -51,7 +74,8 @@ def speed_claims(metrics: Metrics, device: str) -> list[Claim]:
             "(abstract, fwd + grad)",
             measured=f"{device}: DEER / nn.GRU forward {mean:.2f}x at T {T:,} (per seed "
             f"{', '.join(f'{r:.2f}' for r in per)}; {metrics.mean(p + 'deer_seconds'):.3g} s vs "
-            f"{metrics.mean(p + 'nngru_seconds'):.3g} s, {metrics.mean(p + 'deer_iters'):.0f} "
+            f"{metrics.mean(p + 'nngru_seconds'):.3g} s{_threads_note(metrics, p)}, "
+            f"{metrics.mean(p + 'deer_iters'):.0f} "
             f"Newton iterations); along T: {along}; quasi-DEER {q:.2f}x at T {T:,}",
             criterion="nn.GRU seconds - DEER seconds > 2 SE of the paired seed differences "
             f"(DEER faster; {gap})",
@@ -118,7 +142,8 @@ def make_claims(metrics: Metrics, preset, device: str = "cpu") -> list[Claim]:
             paper="abstract: training more than 10x faster; official EigenWorms README: ~4.5 h "
             "with DEER vs ~4 days 20 h sequential (V100, jitted lax.scan GRU)",
             measured=f"{device}: {mean:.2f}x (per seed {', '.join(f'{r:.2f}' for r in per)}) = "
-            f"s/step of nn.GRU ({metrics.fmt(seq, 3)}) / DEER ({metrics.fmt(deer, 3)}); "
+            f"s/step of nn.GRU ({metrics.fmt(seq, 3)}{_seq_threads_note(metrics)}) / DEER "
+            f"({metrics.fmt(deer, 3)}); "
             f"{preset.layers} layers of width {preset.width}, {preset.train_steps} Adam steps",
             criterion=("mean speed-up >= 10 (the paper's figure) against nn.GRU" if paper_setting
                        else f"nn.GRU s/step - DEER s/step > 2 SE over seeds ({gap}); the "

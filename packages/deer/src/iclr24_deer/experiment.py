@@ -39,6 +39,8 @@ from .bench import (
     benchmark_point,
     full_jacobian_bytes,
     saved_tensor_bytes,
+    sequential_threads,
+    torch_threads,
 )
 from .claims import make_checks, make_claims
 from .classifier import ClassifierConfig, ResidualGRUClassifier
@@ -237,6 +239,27 @@ def classifier_config(preset: Preset, x: torch.Tensor, *labels: torch.Tensor) ->
                             nclass=nclass)  # fmt: skip
 
 
+PROBE_STEPS = 11  # steps timed per thread count before the sequential baseline trains
+
+
+def native_threads(base, xtr, ytr, order, lr, device, out: dict, seed: int) -> int:
+    """Time ``PROBE_STEPS`` training steps of the nn.GRU model at each of
+    ``sequential_threads`` (first step excluded); record them in ``out`` and return the
+    faster thread count."""
+    seconds = {}
+    for threads in sequential_threads(device):
+        probe = copy.deepcopy(base)
+        probe.set_method("native")
+        with torch_threads(threads):
+            run = run_steps(probe, xtr, ytr, order[:PROBE_STEPS], lr,
+                            desc=f"time native at {threads} thread(s) seed {seed}")  # fmt: skip
+        seconds[threads] = float(np.mean(run["seconds"][1:] or run["seconds"]))
+    default = torch.get_num_threads()
+    out["seq_seconds_per_step_default_threads"] = seconds[default]
+    out["seq_seconds_per_step_1thread"] = seconds[1]
+    return min(seconds, key=seconds.get)
+
+
 def train_compare(preset: Preset, seed: int, device, splits, log) -> tuple[dict, dict]:
     """Train the residual GRU classifier twice from one initialisation on one batch order:
     GRU layers by DEER and by torch's sequential nn.GRU kernel (cuDNN on GPU)."""
@@ -249,7 +272,13 @@ def train_compare(preset: Preset, seed: int, device, splits, log) -> tuple[dict,
     for method, key in (("deer", "deer"), ("native", "seq")):
         model = copy.deepcopy(base)
         model.set_method(method)
-        run = run_steps(model, xtr, ytr, order, preset.lr, desc=f"train {method} seed {seed}")
+        threads = torch.get_num_threads()
+        if method == "native" and len(sequential_threads(device)) > 1:
+            # the sequential baseline at its best: time its first steps (same init and
+            # batches) at the default thread count and at 1 thread, train at the faster
+            threads = native_threads(base, xtr, ytr, order, preset.lr, device, out, seed)
+        with torch_threads(threads):
+            run = run_steps(model, xtr, ytr, order, preset.lr, desc=f"train {method} seed {seed}")
         curves[method] = run["losses"]
         model.set_method("native")
         with torch.no_grad():
