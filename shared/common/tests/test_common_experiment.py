@@ -265,6 +265,26 @@ def test_threads_are_applied_to_torch_and_blas(tmp_path):
     assert json.loads((tmp_path / "results.json").read_text())["threads"] == 1
 
 
+def test_preset_threads_cap_applies_unless_threads_given(tmp_path, monkeypatch):
+    import iclr24_common.experiment as e
+
+    asked = []
+    monkeypatch.setattr(e, "set_threads", lambda n=None: asked.append(n) or (n or 2))
+
+    @dataclass(frozen=True)
+    class OneThread(Preset):
+        threads: int | None = 1
+
+    app = ExperimentApp(package="iclr24-demo", version="0.1.0", paper=PAPER,
+                        presets={**PRESETS, "default": OneThread()}, run=default_run,
+                        add_arguments=add_arguments)  # fmt: skip
+    assert reproduce(app, tmp_path / "a") == 0
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["threads"] == 1
+    assert reproduce(app, tmp_path / "b", "--threads", "2") == 0
+    assert reproduce(app, tmp_path / "c", "--preset", "smoke") == 0
+    assert asked == [1, 2, None]
+
+
 def test_progress_without_tty_logs_lines(tmp_path):
     script = textwrap.dedent(
         """

@@ -87,6 +87,10 @@ class Preset:
     """Training examples per Gaussian-mixture class."""
     check_batch: int = 32
     """Batch size of the unified-vs-standalone loss check."""
+    threads: int | None = 1
+    """CPU threads when ``--threads`` is not given (None: the cores available): a 100-unit MLP
+    on batches of 10 spends more on waking a second thread than it gains (the 2026-12-03
+    default took 187 s on 1 thread; see the README)."""
 
     def __post_init__(self):
         if not self.datasets or any(d not in DATASETS for d in self.datasets):
@@ -117,6 +121,7 @@ PRESETS = {
         scales=(1.0,),
         buffer_size=500,
         batch_size=32,
+        threads=None,
     ),  # fmt: skip
 }
 STREAM_EPOCHS = {"digits": 5, "gmm": 2}

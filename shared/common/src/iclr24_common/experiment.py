@@ -388,8 +388,8 @@ class ExperimentApp:
         r.add_argument("--device", default="auto",
                        help="auto (cuda, then mps, then cpu), cpu, cuda, cuda:N, mps")  # fmt: skip
         r.add_argument("--threads", type=_positive_int, default=None,
-                       help=f"CPU threads for torch and BLAS (default: the cores available, "
-                            f"{available_cores()} here)")  # fmt: skip
+                       help=f"CPU threads for torch and BLAS (default: the preset's threads if it "
+                            f"sets them, else the cores available, {available_cores()} here)")  # fmt: skip
         r.add_argument("--out", type=Path, default=None,
                        help=f"run directory (default runs/{self.slug}/<preset>)")  # fmt: skip
         r.add_argument("--data-dir", type=Path, default=None,
@@ -475,7 +475,8 @@ class ExperimentApp:
                 "--download fetches the paper preset's data: use it with --preset paper"
             )
         device = self._device(args.device)
-        threads = set_threads(args.threads)
+        # --threads, else the preset's own cap (tiny models measured faster on fewer threads)
+        threads = set_threads(args.threads or getattr(preset, "threads", None))
         out = args.out or Path("runs") / self.slug / args.preset
         _check_writable(out)
         fingerprint = {"package": self.package, "preset": args.preset, "device": device,
