@@ -316,3 +316,30 @@ def test_log_lines_follow_the_current_stderr(capsys):
     get_logger("demo").info("second")  # a new capture stream: still reached, no logging error
     err = capsys.readouterr().err
     assert "second" in err and "Logging error" not in err
+
+
+def test_cached_parallel_runs_units_in_processes_and_resumes(tmp_path):
+    import functools
+    import logging
+    import os
+
+    from iclr24_common.experiment import RunContext
+
+    def context(resume):
+        return RunContext(package="iclr24-demo", preset_name="smoke", preset=Preset(),
+                          device="cpu", threads=2, out_dir=tmp_path, data_dir=tmp_path,
+                          download=False, resume=resume, strict=False, args=None,
+                          log=logging.getLogger("test"))  # fmt: skip
+
+    jobs = {f"u{k}": functools.partial(pow, 2, k) for k in range(4)}
+    first = context(False)
+    assert first.cached_parallel(jobs) == {"u0": 1, "u1": 2, "u2": 4, "u3": 8}
+    assert (first.units_computed, first.units_reused) == (4, 0)
+    pids = context(False).cached_parallel({"a": os.getpid, "b": os.getpid})
+    assert os.getpid() not in pids.values()  # the units ran in worker processes
+    again = context(True)
+    assert again.cached_parallel(jobs) == {"u0": 1, "u1": 2, "u2": 4, "u3": 8}
+    assert (again.units_computed, again.units_reused) == (0, 4)
+    serial = context(False)
+    serial.threads = 1  # one core: the units run here, in order
+    assert serial.cached_parallel({"a": os.getpid}) == {"a": os.getpid()}

@@ -36,7 +36,6 @@ from iclr24_common import (
     Report,
     RunContext,
     preset_option,
-    progress,
     seed_everything,
 )
 
@@ -138,10 +137,6 @@ class Preset:
     """Rows of the timing data (70 % used for training, as in the official test)."""
     scal_epochs: int = 4
     """Epochs timed per m (the first is dropped as warm-up; the median of the rest is kept)."""
-    threads: int | None = 1
-    """CPU threads when ``--threads`` is not given (None: the cores available). These networks
-    are tiny: one Auto MPG fit of UMNN took 18.4 s on 1 thread and 68.9 s on 2 (SMNN 10.9 vs
-    10.0 s; 2 shared cores, 2026-12-03), so the CPU presets run on one thread."""
 
     def __post_init__(self):
         for name in ("friedman_n", "synth_n", "autompg_batch", "max_epochs", "patience", "scal_n"):
@@ -190,7 +185,6 @@ PRESETS = {
         patience=300,
         scal_n=20000,
         scal_epochs=11,
-        threads=None,
     ),
 }
 
@@ -465,8 +459,7 @@ def models_of(preset: Preset, log=None) -> list[str]:
     return models
 
 
-def _measure(ctx: RunContext, task: str, model: str, seed: int, config: dict | None):
-    preset = ctx.preset
+def _measure(preset: Preset, data_root, task: str, model: str, seed: int, config: dict | None):
     if task.startswith("friedman_noise"):
         noise = float(task.removeprefix("friedman_noise"))
         return (*measure_friedman(preset, noise, model, seed, config), None)
@@ -474,7 +467,7 @@ def _measure(ctx: RunContext, task: str, model: str, seed: int, config: dict | N
         return measure_synthetic2d(preset, model, seed, config)
     if task == "autompg":
         return (*measure_autompg(preset, model, seed, config), None)
-    return (*measure_paper_dataset(preset, task, model, seed, ctx.data_dir, config), None)
+    return (*measure_paper_dataset(preset, task, model, seed, data_root, config), None)
 
 
 def run(ctx: RunContext) -> Report:
@@ -488,17 +481,19 @@ def run(ctx: RunContext) -> Report:
     metrics, surfaces, chosen = Metrics(), {}, {}
     jobs = [(t, m) for t in accuracy_tasks(preset) for m in models]
     for i, seed in enumerate(ctx.seeds):
-        bar = progress(total=len(jobs), desc=f"seed {seed}")
+        # the (task, model) units of a seed are independent: one process per core, one
+        # thread each (every fit seeds itself); the first seed tunes, the others reuse
+        units = ctx.cached_parallel({
+            f"seed{seed}/{task}/{model}": partial(_measure, preset, ctx.data_dir, task, model,
+                                                  seed, chosen.get((task, model)))
+            for task, model in jobs
+        }, desc=f"seed {seed}")  # fmt: skip
         for task, model in jobs:
-            config = chosen.get((task, model))  # tuned on the first seed, kept for the others
-            res, config, surface = ctx.cached(f"seed{seed}/{task}/{model}",
-                                              partial(_measure, ctx, task, model, seed, config))  # fmt: skip
+            res, config, surface = units[f"seed{seed}/{task}/{model}"]
             chosen[(task, model)] = config
             if surface is not None and i == 0:
                 surfaces[model] = surface
             metrics.update(seed, res, prefix=f"{task}/{model}/")
-            bar.update(1)
-        bar.close()
         if "scalability" in preset.tasks:
             ctx.log.info("seed %d: timing epochs for m in %s", seed, list(preset.scal_m))
             for model in [m for m in ("smnn", "lmn", *GROWING_PEERS) if m in models]:

@@ -50,7 +50,7 @@ from .device import DeviceError, resolve_device
 from .dist import is_main_process
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json, to_jsonable
-from .logs import get_logger, log_to_file
+from .logs import get_logger, log_to_file, progress
 from .results import Check, Claim, Metrics, claims_table, write_results
 from .threads import available_cores, set_threads
 
@@ -147,7 +147,7 @@ class RunContext:
         """Run ``fn`` once per ``key`` (a seed, a measurement) and keep its result under
         ``--out/units``; with ``--resume``, a unit finished by an earlier run is read back
         instead of recomputed. Results are pickled: any Python value works."""
-        path = self.out_dir / "units" / (_escape(key) + ".pkl")
+        path = self._unit_path(key)
         if self.resume and path.exists():
             self.units_reused += 1
             self.log.info("resume: reusing %s", key)
@@ -160,6 +160,42 @@ class RunContext:
         if stop_after and self.units_computed >= int(stop_after):
             raise KeyboardInterrupt(f"{INTERRUPT_ENV}={stop_after}")
         return value
+
+    def cached_parallel(self, jobs: dict[str, Callable[[], T]], workers: int | None = None,
+                        desc: str = "units") -> dict[str, T]:  # fmt: skip
+        """:meth:`cached` for independent units run side by side. The units not finished
+        (all of them without ``--resume``) run in ``workers`` processes (default: the run's
+        threads), one thread each; each unit is stored the moment it ends, so an interruption
+        keeps every finished one. Every ``fn`` must pickle (a module-level function or a
+        ``functools.partial`` of one) and must seed itself: the results then equal a
+        one-thread serial run's. With one worker (one core) the units run here, in order."""
+        workers = min(workers or self.threads, len(jobs))
+        if workers <= 1 or not is_main_process():
+            return {key: self.cached(key, fn) for key, fn in jobs.items()}
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        done = {key: self.cached(key, fn) for key, fn in jobs.items()
+                if self.resume and self._unit_path(key).exists()}  # fmt: skip
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=set_threads, initargs=(1,))  # fmt: skip
+        bar = progress(total=len(jobs), desc=f"{desc} ({workers} processes)")
+        bar.update(len(done))
+        try:
+            futures = {pool.submit(fn): key for key, fn in jobs.items() if key not in done}
+            for future in as_completed(futures):
+                done[futures[future]] = self.cached(futures[future], future.result)
+                bar.update(1)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            bar.close()
+        pool.shutdown()
+        return {key: done[key] for key in jobs}
+
+    def _unit_path(self, key: str) -> Path:
+        return self.out_dir / "units" / (_escape(key) + ".pkl")
 
     def save_json(self, name: str, obj: Any) -> Path:
         """Atomic JSON write into the run directory (rank 0 only)."""
