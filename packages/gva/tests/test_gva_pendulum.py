@@ -1,9 +1,13 @@
 """Our batched pendulum against gymnasium's Pendulum-v1 on the same states and torques."""
 
+from dataclasses import replace
+
 import gymnasium as gym
 import numpy as np
+import pytest
 import torch
 from iclr24_gva import Pendulum, rollout_reward
+from iclr24_gva.experiment import PRESETS, PendulumPreset, bc_unit
 
 
 def test_step_matches_gymnasium_pendulum_v1():
@@ -26,3 +30,23 @@ def test_lqr_expert_holds_the_pendulum_up():
     assert rollout_reward(env, env.expert, near) == 1.0
     idle = lambda obs: torch.zeros(len(obs), 1)  # noqa: E731
     assert rollout_reward(env, idle, near) < 0.5  # unactuated, it falls
+
+
+def test_the_reproduction_runs_the_pendulum_and_can_skip_it():
+    preset = PRESETS["default"]
+    assert list(preset.tasks()) == ["linear", "pendulum"]
+    skip = replace(preset, pendulum=replace(preset.pendulum, steps=0))
+    assert list(skip.tasks()) == ["linear"]
+    with pytest.raises(ValueError):
+        PendulumPreset(lr=0.0)
+    with pytest.raises(ValueError):  # fewer than 4 checkpoints
+        replace(preset, pendulum=PendulumPreset(steps=preset.eval_every))
+
+
+def test_pendulum_unit_logs_raw_and_ema_on_common_random_numbers():
+    preset = replace(PRESETS["smoke"], eval_every=10, n_eval=8, horizon=20, n_demos=10,
+                     pendulum=PendulumPreset(steps=40))  # fmt: skip
+    unit = bc_unit(preset, preset.tasks()["pendulum"], "small_batch", seed=0)
+    values, curve = unit["values"], unit["curve"]
+    assert values["crn_repeat_error"] == 0.0 and values["expert_J_train_dist"] == 1.0
+    assert curve["step"] == [10, 20, 30, 40] and len(curve["reward_ema"]) == 4

@@ -1,8 +1,14 @@
-"""The reproduction: behaviour cloning of a saturated LQR expert on a marginally stable
-linear system (the paper's theory setting, Section 5), four training configurations (small
-batch, its EMA, large batch, small learning rate) with every checkpoint evaluated in closed
-loop on the same rollouts; then the autoregressive part: a tiny character-level transformer
-whose raw and EMA validation losses are logged at every checkpoint (Section 4).
+"""The reproduction: behaviour cloning in two closed-loop environments, each with four
+training configurations (small batch, its EMA, large batch, small learning rate) and every
+checkpoint evaluated in closed loop on the same rollouts:
+
+- ``linear``: a saturated LQR expert on a marginally stable linear system (the paper's
+  theory setting, Section 5);
+- ``pendulum``: gymnasium's ``Pendulum-v1`` dynamics balanced upright by its saturated LQR
+  expert (a nonlinear system whose basin of attraction ends where the torque saturates);
+
+then the autoregressive part: a tiny character-level transformer whose raw and EMA
+validation losses are logged at every checkpoint (Section 4).
 
 The paper has no public code; every setting below is ours unless it cites the paper.
 """
@@ -18,7 +24,7 @@ import numpy as np
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
 from .claims import make_checks, make_claims
-from .envs import LinearSystem, expert_dataset, rollout_reward
+from .envs import LinearSystem, Pendulum, expert_dataset, rollout_reward
 from .figures import plot_lm, plot_rewards
 from .gva import EMASchedule, curve_summary, mean_abs_jump
 from .lm import LMConfig, train_lm
@@ -33,6 +39,61 @@ PAPER = Paper(
     code=None,  # no official code is public
 )
 PAPER_NEEDS_DATA = False  # every environment is generated; the LM text ships with CPython
+
+
+@dataclass(frozen=True)
+class PendulumPreset:
+    """The pendulum's own settings (the rest, batch sizes, checkpoints, rollouts, policy
+    and EMA, are the linear system's). gymnasium's constants, the rest ours."""
+
+    steps: int = 6000
+    """Minibatch updates of every configuration (0: skip the pendulum). At lr 0.003 the BC
+    loss converges by ~2500 updates, so the second half (where GVA is measured) is past it."""
+    lr: float = 0.003
+    """SGD learning rate (momentum 0.9): the lowest late BC validation loss of the small
+    batch among {0.001, 0.003, 0.01} on seed 0 of a 4000-update rehearsal (0.068, 0.040,
+    0.045); the linear system's 0.01 makes the pendulum's BC loss jump by ~20%."""
+    small_lr: float = 0.0003
+    """The small learning rate configuration (lr / 10, as for the linear system)."""
+    u_max: float = 2.0
+    """The torque limit (gymnasium Pendulum-v1: max_torque = 2)."""
+    box: float = 1.0
+    """The cliff: a rollout ends when |theta| > box (radians from upright)."""
+    demo_x0: float = 0.1
+    """Training distribution: std of the initial (theta, theta_dot) (narrow)."""
+    demo_noise: float = 0.01
+    """Training distribution: process-noise std on (theta, theta_dot) per step (narrow)."""
+    action_noise: float = 0.2
+    """Std of the noise on demonstrated torques."""
+    eval_x0: float = 0.3
+    """Evaluation distribution: initial-state std (wider: reaches the edge of the basin,
+    where the torque saturates; the expert keeps ~75% of the horizon)."""
+    eval_noise: float = 0.05
+    """Evaluation distribution: process-noise std (wider than training)."""
+
+    def __post_init__(self):
+        if self.steps < 0:
+            raise ValueError("pendulum.steps must be >= 0")
+        if min(self.lr, self.small_lr, self.u_max, self.box) <= 0:
+            raise ValueError("pendulum lr, small_lr, u_max and box must be > 0")
+        if min(self.demo_x0, self.demo_noise, self.action_noise, self.eval_x0,
+               self.eval_noise) < 0:  # fmt: skip
+            raise ValueError("pendulum noise levels and initial-state scales must be >= 0")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One environment of the reproduction: its demonstrations, evaluation and step sizes."""
+
+    name: str
+    demo_x0: float
+    demo_noise: float
+    action_noise: float
+    eval_x0: float
+    eval_noise: float
+    steps: int
+    lr: float
+    small_lr: float
 
 
 @dataclass(frozen=True)
@@ -99,6 +160,8 @@ class Preset:
     """AdamW learning rate, constant until a linear cool-down over the last 20% of steps."""
     lm_ema_beta_min: float = 0.02
     """The LM's EMA floor (memory ~50 steps: the LM is still descending, a long memory lags)."""
+    pendulum: PendulumPreset = PendulumPreset()
+    """The pendulum experiment (``--set pendulum.steps=0`` skips it)."""
 
     def __post_init__(self):
         for name in ("state_dim", "action_dim", "n_demos", "n_eval", "horizon", "steps",
@@ -106,8 +169,10 @@ class Preset:
                      "lm_dim", "lm_layers", "lm_context", "lm_batch"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        if self.steps < 4 * self.eval_every:
-            raise ValueError("steps must give at least 4 checkpoints (steps >= 4 * eval_every)")
+        for steps in (self.steps, self.pendulum.steps or 4 * self.eval_every):
+            if steps < 4 * self.eval_every:
+                raise ValueError("steps and pendulum.steps must give at least 4 checkpoints "
+                                 "(>= 4 * eval_every)")  # fmt: skip
         if self.lm_steps < 0 or (self.lm_steps and self.lm_steps < 4 * self.lm_eval_every):
             raise ValueError("lm_steps must be 0 or >= 4 * lm_eval_every")
         if min(self.lr, self.small_lr, self.u_max, self.box, self.rho, self.lm_lr) <= 0:
@@ -119,21 +184,33 @@ class Preset:
         if self.ema_power < 0:
             raise ValueError("ema_power must be >= 0")
 
-    def configs(self) -> dict[str, BCConfig]:
+    def tasks(self) -> dict[str, Task]:
+        """The environments that run, by name."""
+        p = self.pendulum
+        tasks = {
+            "linear": Task("linear", self.demo_x0, self.demo_noise, self.action_noise,
+                           self.eval_x0, self.eval_noise, self.steps, self.lr, self.small_lr),
+            "pendulum": Task("pendulum", p.demo_x0, p.demo_noise, p.action_noise, p.eval_x0,
+                             p.eval_noise, p.steps, p.lr, p.small_lr),
+        }  # fmt: skip
+        return {name: t for name, t in tasks.items() if t.steps}
+
+    def configs(self, task: Task) -> dict[str, BCConfig]:
         """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions."""
         ema = EMASchedule.power_law(self.ema_power, 1.0, self.ema_beta_min)
-        base = dict(steps=self.steps, eval_every=self.eval_every, width=self.width, ema=ema)
+        base = dict(steps=task.steps, eval_every=self.eval_every, width=self.width, ema=ema)
         return {
-            "small_batch": BCConfig(batch_size=self.batch_size, lr=self.lr, **base),
-            "large_batch": BCConfig(batch_size=self.large_batch, lr=self.lr, **base),
-            "small_lr": BCConfig(batch_size=self.batch_size, lr=self.small_lr, **base),
+            "small_batch": BCConfig(batch_size=self.batch_size, lr=task.lr, **base),
+            "large_batch": BCConfig(batch_size=self.large_batch, lr=task.lr, **base),
+            "small_lr": BCConfig(batch_size=self.batch_size, lr=task.small_lr, **base),
         }
 
 
 PRESETS = {
     "smoke": Preset(
         seeds=(0, 1),
-        steps=600,
+        steps=300,
+        pendulum=PendulumPreset(steps=300),
         eval_every=50,
         n_eval=64,
         horizon=100,
@@ -149,6 +226,7 @@ PRESETS = {
     "paper": Preset(
         seeds=(0, 1, 2, 3, 4),
         steps=20_000,
+        pendulum=PendulumPreset(steps=20_000),
         n_eval=1024,
         lm_steps=10_000,
         lm_dim=128,
@@ -170,26 +248,33 @@ def system(preset: Preset) -> LinearSystem:
                         preset.box, preset.control_cost, seed=0)  # fmt: skip
 
 
-def bc_data(preset: Preset, env: LinearSystem, seed: int):
+def make_env(preset: Preset, task: Task):
+    if task.name == "pendulum":
+        return Pendulum(preset.pendulum.u_max, preset.pendulum.box)
+    return system(preset)
+
+
+def bc_data(preset: Preset, task: Task, env, seed: int):
     """Training and validation demonstrations (narrow), evaluation rollouts (wide)."""
-    demos = env.rollouts(preset.n_demos, 50, preset.demo_x0, preset.demo_noise, 100 + seed)
-    val = env.rollouts(max(1, preset.n_demos // 2), 50, preset.demo_x0, preset.demo_noise,
+    demos = env.rollouts(preset.n_demos, 50, task.demo_x0, task.demo_noise, 100 + seed)
+    val = env.rollouts(max(1, preset.n_demos // 2), 50, task.demo_x0, task.demo_noise,
                        200 + seed)  # fmt: skip
-    evals = env.rollouts(preset.n_eval, preset.horizon, preset.eval_x0, preset.eval_noise,
+    evals = env.rollouts(preset.n_eval, preset.horizon, task.eval_x0, task.eval_noise,
                          300 + seed)  # fmt: skip
     return (
-        expert_dataset(env, demos, preset.action_noise, seed=400 + seed),
-        expert_dataset(env, val, preset.action_noise, seed=500 + seed),
+        expert_dataset(env, demos, task.action_noise, seed=400 + seed),
+        expert_dataset(env, val, task.action_noise, seed=500 + seed),
         evals,
     )
 
 
-def bc_unit(preset: Preset, name: str, seed: int) -> dict:
+def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
     """One configuration on one seed: the curves and their summary."""
-    env = system(preset)
-    (obs, act), val, evals = bc_data(preset, env, seed)
-    config = preset.configs()[name]
-    bar = progress(total=config.steps // config.eval_every, desc=f"{name} seed {seed}")
+    env = make_env(preset, task)
+    (obs, act), val, evals = bc_data(preset, task, env, seed)
+    config = preset.configs(task)[name]
+    bar = progress(total=config.steps // config.eval_every,
+                   desc=f"{task.name} {name} seed {seed}")  # fmt: skip
     t0 = time.perf_counter()
     trainer = BehaviorCloning(env, config, seed=seed)
     hist = trainer.fit(obs, act, val, evals, progress=lambda: bar.update(1))
@@ -203,6 +288,12 @@ def bc_unit(preset: Preset, name: str, seed: int) -> dict:
         "grad_examples": float(config.steps * config.batch_size),
         "crn_repeat_error": abs(again - hist.reward[-1]),
         "expert_J": rollout_reward(env, env.expert, evals),
+        # the expert from the training distribution, over the evaluation horizon
+        "expert_J_train_dist": rollout_reward(
+            env,
+            env.expert,
+            env.rollouts(preset.n_eval, preset.horizon, task.demo_x0, task.demo_noise, 600 + seed),
+        ),
     }
     return {"values": values, "curve": hist.__dict__}
 
@@ -237,16 +328,20 @@ def run(ctx: RunContext) -> Report:
     env = system(preset)
     closed = np.abs(np.linalg.eigvals(env.A - env.B @ env.K)).max()
     ctx.log.info("linear system: |eig(A)| = %.3f, expert closed loop %.4f", preset.rho, closed)
-    for seed in ctx.seeds:
-        metrics.add("linear/expert/closed_loop_radius", seed, closed)
-        for name in preset.configs():
-            unit = ctx.cached(
-                f"linear/{name}/seed{seed}", lambda n=name, s=seed: bc_unit(preset, n, s)
-            )
-            metrics.update(seed, unit["values"], prefix=f"linear/{name}/")
-            curves[(name, seed)] = unit["curve"]
-        ctx.save_partial(metrics)
-    ctx.save_figure(plot_rewards(curves, ctx.seeds[0]), "rewards.png")
+    for task in preset.tasks().values():
+        ctx.log.info("%s: behaviour cloning, %d seeds x %s", task.name, len(ctx.seeds),
+                     ", ".join(preset.configs(task)))  # fmt: skip
+        for seed in ctx.seeds:
+            if task.name == "linear":
+                metrics.add("linear/expert/closed_loop_radius", seed, closed)
+            for name in preset.configs(task):
+                unit = ctx.cached(f"{task.name}/{name}/seed{seed}",
+                                  lambda t=task, n=name, s=seed: bc_unit(preset, t, n, s))  # fmt: skip
+                metrics.update(seed, unit["values"], prefix=f"{task.name}/{name}/")
+                curves[(task.name, name, seed)] = unit["curve"]
+            ctx.save_partial(metrics)
+        figure = "rewards.png" if task.name == "linear" else f"rewards_{task.name}.png"
+        ctx.save_figure(plot_rewards(curves, task.name, ctx.seeds[0]), figure)
     if preset.lm_steps:
         lm_curves = {}
         for seed in ctx.seeds:

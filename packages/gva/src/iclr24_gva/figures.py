@@ -6,14 +6,16 @@ from __future__ import annotations
 from iclr24_common import pyplot
 
 
-def plot_rewards(curves: dict, seed: int):
-    """Rollout reward J (top) and BC validation loss (bottom) per checkpoint, one seed."""
+def plot_rewards(curves: dict, env: str, seed: int):
+    """Rollout reward J (top) and BC validation loss (bottom) per checkpoint of one
+    environment, one seed; ``curves[(env, config, seed)]`` is a ``BCHistory`` as a dict."""
     plt = pyplot()
-    names = sorted({name for name, _ in curves})
+    names = sorted({name for e, name, _ in curves if e == env})
     fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5), sharex=True,
                              squeeze=False)  # fmt: skip
+    fig.suptitle(f"{env}, seed {seed}")
     for col, name in enumerate(names):
-        c = curves[(name, seed)]
+        c = curves[(env, name, seed)]
         top, bottom = axes[0, col], axes[1, col]
         top.plot(c["step"], c["reward"], ".-", lw=1, label="raw iterate")
         top.plot(c["step"], c["reward_ema"], "-", lw=2, label="EMA")
