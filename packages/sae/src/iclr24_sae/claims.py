@@ -60,6 +60,10 @@ def _ioi_claim(metrics: Metrics, preset) -> Claim:
     need = {m: metrics.mean(f"ioi/{m}/k_needed") for m in ("sae", "neurons", "pca")}
     strongest = min(("neurons", "pca"), key=need.get)
     gap = metrics.gap(f"ioi/{strongest}/k_needed", "ioi/sae/k_needed")
+    missed = sum(not np.isfinite(v) for v in metrics.values("ioi/sae/k_needed"))
+    sae_k = (metrics.fmt("ioi/sae/k_needed", 3) if not missed else
+             f"never (not reached in {missed} of {len(metrics.values('ioi/sae/k_needed'))} seeds)")  # fmt: skip
+    gap_txt = f"{strongest} - SAE: {gap}" if not missed else "no gap (the SAE never reaches it)"
     acc, ld = metrics.mean("ioi/task/accuracy"), metrics.mean("ioi/task/logit_diff")
     solved = acc >= preset.ioi_accuracy_min and ld > 2 * metrics.mean("ioi/task/logit_diff_se")
     pct = f"{100 * preset.ioi_share:g}%"
@@ -73,13 +77,13 @@ def _ioi_claim(metrics: Metrics, preset) -> Claim:
         measured=f"task: IO - S logit difference {ld:+.2f} (accuracy {acc:.2f}, "
         f"{metrics.mean('ioi/task/prompts'):.0f} prompts; corrupted "
         f"{metrics.mean('ioi/task/corrupt_logit_diff'):+.2f}). Features patched for {pct} of "
-        f"the change: SAE {metrics.fmt('ioi/sae/k_needed', 3)}, neurons "
-        f"{need['neurons']:.3g}, PCA {need['pca']:.3g}; {strongest} - SAE: {gap}. All SAE "
-        f"features patched: {metrics.fmt('ioi/sae/full_share', 3)} of the change",
+        f"the change: SAE {sae_k}, neurons {need['neurons']:.3g}, PCA "
+        f"{need['pca']:.3g}; {gap_txt}. All SAE features patched (its reconstruction error "
+        f"left clean): {metrics.fmt('ioi/sae/full_share', 3)} of the change",
         criterion=f"model solves the task (accuracy >= {preset.ioi_accuracy_min:g}, logit "
         f"difference > 2 SE) and the SAE needs fewer features than the strongest of neurons "
         f"and PCA by > 2 SE",
-        holds=bool(solved and np.isfinite(need["sae"]) and gap.beyond_noise(2.0)),
+        holds=bool(solved and not missed and gap.beyond_noise(2.0)),
     )
 
 
