@@ -1,11 +1,11 @@
-"""Activation patching: nothing patched changes nothing; every neuron patched at the last
-position of prompts that differ only there gives exactly the corrupted behaviour."""
+"""Activation patching: nothing patched changes nothing; every neuron patched gives exactly
+the corrupted behaviour; IOI prompt pairs align token by token; the curve read-out."""
 
 import numpy as np
 import torch
 from iclr24_sae import hook_module
-from iclr24_sae.lm import tiny_llama
-from iclr24_sae.patching import features_needed, patching_curve
+from iclr24_sae.lm import load_lm, tiny_llama
+from iclr24_sae.patching import PromptPairs, features_needed, ioi_prompts, patching_curve
 
 
 def test_patching_curve_endpoints():
@@ -14,15 +14,32 @@ def test_patching_curve_endpoints():
     g = torch.Generator().manual_seed(0)
     clean = torch.randint(0, 256, (4, 10), generator=g)
     corrupt = clean.clone()
-    corrupt[:, -1] = (clean[:, -1] + 1) % 256
-
-    def metric(logits):  # logit difference of two fixed tokens at the last position
-        return logits[:, -1, 65] - logits[:, -1, 66]
-
+    corrupt[:, 5] = (clean[:, 5] + 1) % 256
+    pairs = [PromptPairs(clean, corrupt, torch.full((4,), 65), torch.full((4,), 66))]
     d = model.config.hidden_size
-    shares = patching_curve(model, module, clean, corrupt, metric, lambda h: h, torch.eye(d),
-                            ks=[0, 4, d])  # fmt: skip
+    shares = patching_curve(model, module, pairs, lambda h: h, torch.eye(d), ks=[0, 4, d])
     assert abs(shares[0]) < 1e-6
     assert np.isclose(shares[-1], 1.0, atol=1e-4)
-    assert features_needed([0, 4, d], shares, 0.99) == d
+    # an orthonormal rotation (PCA-like) patched in full is exact too
+    q = torch.linalg.qr(torch.randn(d, d, generator=g))[0]
+    assert np.isclose(patching_curve(model, module, pairs, lambda h: h @ q, q.T, [d])[0], 1.0,
+                      atol=1e-4)  # fmt: skip
+
+
+def test_ioi_prompts_align_and_flip_the_answer():
+    lm = load_lm("tiny")
+    pairs = ioi_prompts(lm.encode, 12, seed=1)
+    assert sum(len(p.io) for p in pairs) == 12
+    for p in pairs:
+        assert p.clean.shape == p.corrupt.shape
+        assert ((p.clean != p.corrupt).sum(1) >= 1).all() and (p.io != p.s).all()
+        # the corrupted prompt differs only where the repeated name is
+        diff = (p.clean != p.corrupt).any(0).nonzero().flatten()
+        assert diff.max() - diff.min() < 8
+
+
+def test_features_needed_interpolates_geometrically():
     assert features_needed([1, 2], [0.1, 0.2], 0.5) == float("inf")
+    assert features_needed([4, 16], [0.6, 0.9], 0.5) == 4.0
+    assert np.isclose(features_needed([4, 16], [0.0, 1.0], 0.5), 8.0)
+    assert np.isclose(features_needed([0, 10], [0.0, 1.0], 0.5), 5.0)

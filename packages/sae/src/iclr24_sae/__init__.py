@@ -3,7 +3,8 @@ Ewart, Riggs, Huben & Sharkey, ICLR 2024), https://arxiv.org/abs/2309.08600
 
 An SAE (several L1 coefficients trained at once, dead-feature tracking and resampling, save
 and load), the toy model of superposition, activation harvesting and splicing for any
-transformers causal LM, the paper's metrics and baselines.
+transformers causal LM, the paper's metrics and baselines, IOI activation patching in any
+linear basis, and explain-then-simulate autointerpretability through ``iclr24_llm``.
 """
 
 from .baselines import Basis, ica_basis, neuron_basis, pca_basis, random_basis
@@ -19,7 +20,7 @@ from .metrics import (
     mmcs,
     token_simulation_scores,
 )
-from .patching import features_needed, patching_curve
+from .patching import PromptPairs, features_needed, ioi_prompts, patching_curve, task_logit_diffs
 from .sae import SparseAutoencoder
 from .train import TrainConfig, train_sae
 
@@ -27,6 +28,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Basis",
+    "PromptPairs",
     "SparseAutoencoder",
     "ToySuperposition",
     "TrainConfig",
@@ -40,6 +42,7 @@ __all__ = [
     "hook_module",
     "features_needed",
     "ica_basis",
+    "ioi_prompts",
     "l0",
     "load_harvest",
     "load_lm",
@@ -51,6 +54,7 @@ __all__ = [
     "random_basis",
     "run_to_hook",
     "splice",
+    "task_logit_diffs",
     "tiny_llama",
     "token_sequences",
     "token_simulation_scores",

@@ -5,7 +5,11 @@
    ground-truth features, against PCA and ICA, over an alpha x dictionary-ratio grid.
 2. A real LM (SmolLM2-135M-Instruct, offline): activations of one residual-stream layer on
    CPython's own documentation; SAE vs PCA, ICA, neurons and random directions on an offline
-   interpretability score, with FVU, L0, dead fraction and CE loss recovered.
+   interpretability score, with FVU, L0, dead fraction and CE loss recovered (and, with
+   ``--llm``, explain-then-simulate scores).
+3. IOI activation patching on the same layer: how many SAE features, neurons or PCA
+   directions must be patched from corrupted to clean prompts to move the model's logit
+   difference by a given share.
 """
 
 from __future__ import annotations
@@ -20,16 +24,20 @@ from iclr24_common import (
     Paper,
     Report,
     RunContext,
+    UsageError,
     atomic_write_text,
     preset_option,
 )
+from iclr24_llm import SPEC_HELP, LLMError, load_llm
 
+from .autointerp import scripted_llm
 from .claims import make_checks, make_claims
 from .data import cpython_text, paper_files
-from .figures import dashboard_html, plot_mmcs_grid
+from .figures import dashboard_html, plot_mmcs_grid, plot_patching
 from .harvest import SITES, harvest, hook_module, load_harvest
 from .lm import load_lm, token_sequences
-from .studies import lm_reference, measure_lm, measure_toy
+from .patching import ioi_prompts
+from .studies import ioi_reference, ioi_sae, llm_autointerp, lm_reference, measure_lm, measure_toy
 
 PAPER = Paper(
     title="Sparse Autoencoders Find Highly Interpretable Features in Language Models",
@@ -94,6 +102,21 @@ class Preset:
     top_k: int = 20
     ce_seqs: int = 4
     dashboard_features: int = 12
+    # --- IOI activation patching (paper Sec. 5) in the SAE, neuron and PCA bases
+    ioi_prompts: int = 40
+    """IOI prompt pairs (fixed across seeds: the seeds vary the SAE; 0 skips the study)."""
+    ioi_share: float = 0.5
+    """The share of the clean-to-corrupted logit-difference change the claim reads."""
+    ioi_ks: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+    """Numbers of features patched (each basis also patches all its features)."""
+    ioi_accuracy_min: float = 0.8
+    """The model 'solves' the task when this share of clean prompts has IO - S > 0."""
+    # --- --llm explain-then-simulate (off by default; the offline score is the claim's)
+    llm: str = ""
+    """Explainer and simulator LLM spec (iclr24_llm: local, openai:..., a path; scripted for
+    tests); empty: off."""
+    llm_features: int = 6
+    """Features scored per basis and seed with --llm (drawn at random among live ones)."""
 
     def __post_init__(self):
         if self.site not in SITES:
@@ -104,6 +127,10 @@ class Preset:
             raise ValueError("toy_alpha/toy_ratio must be in toy_alphas/toy_ratios")
         if min(self.toy_steps, self.steps, self.n_seq, self.ce_seqs, self.batch_size) < 1:
             raise ValueError("steps, n_seq, ce_seqs and batch_size must be >= 1")
+        if self.ioi_prompts < 0 or not 0 < self.ioi_share < 1 or min(self.ioi_ks) < 1:
+            raise ValueError("need ioi_prompts >= 0, 0 < ioi_share < 1 and ioi_ks >= 1")
+        if list(self.ioi_ks) != sorted(set(self.ioi_ks)) or self.llm_features < 1:
+            raise ValueError("ioi_ks must ascend without repeats; llm_features >= 1")
         if not 0 < self.val_frac < 1:
             raise ValueError("val_frac must be in (0, 1)")
         if self.layer < 0 or self.seq_len < 4 or self.ratio <= 0:
@@ -133,6 +160,9 @@ PRESETS = {
         ica_fit_tokens=1000,
         ce_seqs=2,
         dashboard_features=4,
+        ioi_prompts=8,
+        ioi_ks=(1, 4, 16),
+        llm_features=2,
     ),  # fmt: skip
     "default": Preset(),
     # Pythia-70M-deduped residual stream, tied R = 2, alpha = 8.6e-4 (paper Sec. 3)
@@ -155,11 +185,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     preset_option(parser, "--layer", field="layer", type=int, help="layer to hook")
     preset_option(parser, "--site", field="site", choices=SITES, help="resid or mlp")
     preset_option(parser, "--lm", field="lm", help="local, tiny, or a Hugging Face folder")
+    preset_option(parser, "--llm", field="llm", help=f"explain-then-simulate autointerp with this "
+                  f"LLM (off by default). {SPEC_HELP}; 'scripted' for tests")  # fmt: skip
 
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     lm_spec = str(paper_files(ctx.data_dir)[0]) if preset.lm == "paper" else preset.lm
+    llm = _load_llm(ctx, preset.llm) if preset.llm else None  # fail now, not after the run
     metrics = Metrics()
     for seed in ctx.seeds:
         metrics.update(seed, ctx.cached(f"toy/seed{seed}", lambda s=seed: measure_toy(preset, s)))
@@ -194,16 +227,49 @@ def run(ctx: RunContext) -> Report:
     ce_ids = lambda: sequences()[preset.n_seq :]  # noqa: E731  held out from the harvest
     reference = ctx.cached("lm/reference", lambda: lm_reference(
         preset, acts, tokens, lm().model, module(), ce_ids()))  # fmt: skip
-    dashboards = {}
+    dashboards, saes = {}, {}
     for seed in ctx.seeds:
         res = dict(ctx.cached(f"lm/seed{seed}", lambda s=seed: measure_lm(
             preset, s, acts, tokens, reference, lambda: lm().model, module, ce_ids(),
             lambda ids: lm().decode(ids))))  # fmt: skip
-        dashboards[seed] = res.pop("_dashboard")
+        dashboards[seed], saes[seed] = res.pop("_dashboard"), (res.pop("_sae"), res["lm/sae/scale"])
         metrics.update(seed, res)
         ctx.save_partial(metrics)
     atomic_write_text(ctx.path("dashboard.html"), dashboard_html(dashboards[ctx.seeds[0]], preset))
+
+    if preset.ioi_prompts:
+        pairs = lambda: holder.setdefault("ioi", ioi_prompts(lm().encode, preset.ioi_prompts))  # noqa: E731
+        ioi_ref = ctx.cached("ioi/reference", lambda: ioi_reference(
+            preset, lm().model, module(), pairs(), acts))  # fmt: skip
+        for seed in ctx.seeds:
+            res = ctx.cached(f"ioi/seed{seed}", lambda s=seed: ioi_sae(
+                preset, lm().model, module(), pairs(), *saes[s]))  # fmt: skip
+            metrics.update(seed, {**ioi_ref, **res})
+            ctx.save_partial(metrics)
+        ctx.save_figure(plot_patching(metrics, preset), "ioi_patching.png")
+    if llm is not None:
+        for seed in ctx.seeds:
+            res = dict(ctx.cached(f"llm/seed{seed}", lambda s=seed: llm_autointerp(
+                preset, s, llm, acts, tokens, *saes[s], lambda ids: lm().decode(ids))))  # fmt: skip
+            ctx.save_json(f"llm_explanations_seed{seed}.json", res.pop("_explanations"))
+            metrics.update(seed, res)
     return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset, manifest))
+
+
+def _load_llm(ctx: RunContext, spec: str):
+    """The --llm backend: 'scripted' (tests: a token-listing explainer, a token-matching
+    simulator), else ``iclr24_llm.load_llm``; a backend that does not answer is one line,
+    exit 2."""
+    if spec == "scripted":
+        return scripted_llm()
+    try:
+        if spec == "local":
+            return load_llm(spec, threads=ctx.threads, cache_dir=ctx.path("llm_cache"))
+        llm = load_llm(spec, cache_dir=ctx.path("llm_cache"), max_retries=1)
+        llm.generate(["Say OK."], max_new_tokens=4)
+        return llm
+    except (LLMError, OSError, ValueError) as e:
+        raise UsageError(f"--llm {spec}: the backend does not answer: {e}") from None
 
 
 def _paper_docs(ctx: RunContext) -> list[str]:

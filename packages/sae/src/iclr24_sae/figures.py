@@ -46,3 +46,26 @@ def dashboard_html(features: list[dict], preset) -> str:
                         f"{html.escape(tok)}</b>{html.escape(after)}</li>")  # fmt: skip
         rows.append("</ol>")
     return "<!doctype html><meta charset='utf-8'><title>SAE dashboard</title>\n" + "\n".join(rows)
+
+
+def plot_patching(metrics: Metrics, preset):
+    """IOI patching curves: share of the logit-difference change against features patched,
+    mean over seeds (the SAE's band: +/- 1 std over seeds)."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for name, colour in (("sae", "C0"), ("neurons", "C1"), ("pca", "C2")):
+        keys = sorted((int(n.rsplit("_k", 1)[1]), n) for n in metrics.names()
+                      if n.startswith(f"ioi/{name}/share_k"))  # fmt: skip
+        ks = np.array([k for k, _ in keys])
+        mean = np.array([metrics.mean(n) for _, n in keys])
+        std = np.array([metrics.std(n) for _, n in keys])
+        ax.plot(ks, mean, "o-", color=colour, ms=3,
+                label=f"{name} (k needed {metrics.mean(f'ioi/{name}/k_needed'):.3g})")  # fmt: skip
+        ax.fill_between(ks, mean - std, mean + std, color=colour, alpha=0.2)
+    ax.axhline(preset.ioi_share, color="grey", ls=":", lw=1)
+    ax.set(xscale="log", xlabel="features patched (clean -> corrupted)",
+           ylabel="share of logit-difference change",
+           title=f"IOI patching, layer {preset.layer} ({preset.site})")  # fmt: skip
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -1,67 +1,160 @@
-"""Activation patching in a feature basis (the paper's IOI experiment, Sec. 5): move the
-hooked activations of the clean prompts towards the corrupted ones along the ``k`` features
-whose codes change most, and measure how much of the corrupted behaviour that brings.
-The fewer features needed for a given share of the effect, the more finely the basis
-localises the behaviour. A library function: the default reproduction does not run it."""
+"""Activation patching in a feature basis (the paper's IOI experiment, Sec. 5).
+
+The task: indirect object identification (IOI, Wang et al. 2022). In "When Mary and John
+went to the store, John gave a drink to", a model that solves the task prefers " Mary" (the
+indirect object, IO) to " John" (the subject, S): the logit difference IO - S is positive.
+The corrupted prompt repeats the other name ("..., Mary gave a drink to"), which flips the
+answer. Patching the hooked layer's activations of the clean prompts towards the corrupted
+ones along ``k`` features of a basis moves the logit difference part of the way; the fewer
+features a basis needs for a given share of the clean-to-corrupted change, the more finely
+it localises the behaviour.
+"""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 
 from .harvest import run_to_hook, splice
+
+# Templates in the style of the IOI paper's (BABA / ABBA orders via the name draw); {S} is the
+# repeated name. Common first names; pairs are kept only when their tokenisations align.
+TEMPLATES = (
+    "When{A} and{B} went to the store,{S} gave a drink to",
+    "When{A} and{B} went to the park,{S} gave a ball to",
+    "After{A} and{B} went to the office,{S} gave a book to",
+    "When{A} and{B} got a snack at the cafe,{S} decided to give it to",
+    "While{A} and{B} were working at the school,{S} gave a bag to",
+    "Then,{A} and{B} had a long argument, and afterwards{S} said to",
+)
+NAMES = ("Mary", "John", "Tom", "James", "Anna", "Sarah", "David", "Michael", "Paul", "Mark",
+         "Peter", "Alice", "Bob", "Jack", "Robert", "Daniel", "George", "Chris", "Adam", "Emma",
+         "Kate", "Lisa", "Lucy", "Ryan", "Jane", "Alex", "Sam", "Ben")  # fmt: skip
+
+
+@dataclass
+class PromptPairs:
+    """Clean and corrupted prompts of one token length, with the answer tokens."""
+
+    clean: torch.Tensor
+    """``(n, seq)`` token ids; the answer is ``io``."""
+    corrupt: torch.Tensor
+    """``(n, seq)``, the same prompts with the subject's repetition swapped for the IO."""
+    io: torch.Tensor
+    """``(n,)`` the indirect object's (first distinguishing) token."""
+    s: torch.Tensor
+    """``(n,)`` the subject's token."""
+
+    def logit_diff(self, logits: torch.Tensor) -> torch.Tensor:
+        """``logit(IO) - logit(S)`` at the last position, ``(n,)``."""
+        last = logits[:, -1]
+        return last.gather(1, self.io[:, None])[:, 0] - last.gather(1, self.s[:, None])[:, 0]
+
+
+def ioi_prompts(encode: Callable[[str], list[int]], n: int, seed: int = 0) -> list[PromptPairs]:
+    """``n`` IOI prompt pairs drawn with ``seed``, grouped by token length.
+
+    A name pair is used only when both names (with their leading space) have the same number
+    of tokens, so the clean and corrupted prompts align position by position; the answer
+    tokens are the first tokens where the two names differ (the whole name for the
+    single-token names of a real tokenizer)."""
+    rng = random.Random(seed)
+    coded = {name: encode(" " + name) for name in NAMES}
+    groups: dict[int, list] = {}
+    made = 0
+    for _ in range(50 * n):
+        if made == n:
+            break
+        a, b = rng.sample(NAMES, 2)
+        ea, eb = coded[a], coded[b]
+        if len(ea) != len(eb) or ea == eb:
+            continue
+        i = next(j for j in range(len(ea)) if ea[j] != eb[j])
+        template = TEMPLATES[made % len(TEMPLATES)]
+        clean = encode(template.format(A=" " + a, B=" " + b, S=" " + b))  # answer: a
+        corrupt = encode(template.format(A=" " + a, B=" " + b, S=" " + a))  # answer: b
+        if len(clean) != len(corrupt):
+            continue
+        groups.setdefault(len(clean), []).append((clean, corrupt, ea[i], eb[i]))
+        made += 1
+    if made < n:
+        raise ValueError(f"could only build {made} of {n} aligned IOI prompt pairs")
+    return [PromptPairs(*(torch.tensor(col) for col in zip(*rows)))
+            for _, rows in sorted(groups.items())]  # fmt: skip
+
+
+@torch.no_grad()
+def _logit_diff(model: torch.nn.Module, ids: torch.Tensor, pairs: PromptPairs) -> torch.Tensor:
+    return pairs.logit_diff(model(input_ids=ids, use_cache=False, logits_to_keep=1).logits)
+
+
+@torch.no_grad()
+def task_logit_diffs(model: torch.nn.Module, pairs: Sequence[PromptPairs]) -> tuple:
+    """The logit differences IO - S on the clean and on the corrupted prompts, each ``(n,)``."""
+    clean = torch.cat([_logit_diff(model, p.clean, p) for p in pairs])
+    corrupt = torch.cat([_logit_diff(model, p.corrupt, p) for p in pairs])
+    return clean, corrupt
 
 
 @torch.no_grad()
 def patching_curve(
     model: torch.nn.Module,
     module: torch.nn.Module,
-    clean_ids: torch.Tensor,
-    corrupt_ids: torch.Tensor,
-    metric: Callable[[torch.Tensor], torch.Tensor],
+    pairs: Sequence[PromptPairs],
     encode: Callable[[torch.Tensor], torch.Tensor],
     directions: torch.Tensor,
     ks: Sequence[int],
-    position: int = -1,
 ) -> list[float]:
-    """Share of the clean-to-corrupted change of ``metric`` recovered by patching ``k``
-    features at ``position``, for every ``k`` in ``ks``.
+    """Share of the clean-to-corrupted change of the logit difference brought by patching
+    ``k`` features at every position, for every ``k`` in ``ks``.
 
-    ``clean_ids``, ``corrupt_ids``: ``(batch, seq)`` prompt pairs of equal length;
-    ``metric(logits) -> (batch,)`` (e.g. a logit difference at the last position);
-    ``encode(h) -> codes`` ``(n, m)`` and ``directions`` ``(m, d)``: a linear read-out of the
-    basis, so that moving the codes by ``delta`` moves ``h`` by ``delta @ directions``
-    (an SAE: its encoder and its dictionary; neurons: identity and ``eye(d)``). Features are
-    ranked by the mean absolute change of their code between the pairs.
-    """
-    h_clean = run_to_hook(model, module, clean_ids)[:, position]  # (batch, d)
-    h_corrupt = run_to_hook(model, module, corrupt_ids)[:, position]
-    delta = encode(h_corrupt) - encode(h_clean)  # (batch, m)
-    order = delta.abs().mean(0).argsort(descending=True)
-    base = metric(model(input_ids=clean_ids, use_cache=False).logits)
-    target = metric(model(input_ids=corrupt_ids, use_cache=False).logits)
+    ``encode(h) -> codes`` ``(n, m)`` and ``directions`` ``(m, d)`` are a linear read-out of
+    the basis: moving the codes by ``delta`` moves ``h`` by ``delta @ directions`` (an SAE:
+    its encoder and its dictionary, the reconstruction error left in place; neurons:
+    identity and ``eye(d)``). One set of ``k`` features serves every prompt: those whose
+    codes change most between clean and corrupted prompts (mean over prompts of the summed
+    absolute change over positions). The share is a ratio of means over prompts:
+    ``(mean patched - mean clean) / (mean corrupted - mean clean)``."""
+    deltas, base, target = [], [], []
+    for p in pairs:
+        h_clean, h_corrupt = (
+            run_to_hook(model, module, p.clean),
+            run_to_hook(model, module, p.corrupt),
+        )
+        n, seq, d = h_clean.shape
+        delta = encode(h_corrupt.reshape(-1, d).float()) - encode(h_clean.reshape(-1, d).float())
+        deltas.append(delta.reshape(n, seq, -1))
+        base.append(_logit_diff(model, p.clean, p))
+        target.append(_logit_diff(model, p.corrupt, p))
+    importance = sum(dl.abs().sum((0, 1)) for dl in deltas) / sum(len(p.io) for p in pairs)
+    order = importance.argsort(descending=True)
+    base_mean, effect = torch.cat(base).mean(), (torch.cat(target) - torch.cat(base)).mean()
     shares = []
     for k in ks:
-        mask = torch.zeros(delta.shape[1], dtype=delta.dtype)
+        mask = torch.zeros(len(order), dtype=deltas[0].dtype)
         mask[order[:k]] = 1
-        shift = (delta * mask) @ directions  # (batch, d)
-
-        def patch(h, shift=shift):
-            h = h.clone()
-            h[:, position] = h[:, position] + shift.to(h.dtype)
-            return h
-
-        with splice(module, patch):
-            out = metric(model(input_ids=clean_ids, use_cache=False).logits)
-        shares.append(float(((out - base) / (target - base)).mean()))
+        out = []
+        for p, delta in zip(pairs, deltas):
+            shift = (delta * mask) @ directions  # (n, seq, d)
+            with splice(module, lambda h, shift=shift: h + shift.to(h.dtype)):
+                out.append(_logit_diff(model, p.clean, p))
+        shares.append(float((torch.cat(out).mean() - base_mean) / effect))
     return shares
 
 
 def features_needed(ks: Sequence[int], shares: Sequence[float], share: float = 0.5) -> float:
-    """The smallest ``k`` whose patch recovers at least ``share`` of the effect (inf if
-    none does)."""
+    """The number of features at which the curve first reaches ``share`` of the effect:
+    interpolated geometrically between the grid points around the crossing (``ks[0]`` if the
+    first already does; inf if none does)."""
+    prev_k, prev_s = None, None
     for k, s in zip(ks, shares):
         if s >= share:
-            return float(k)
+            if prev_k is None or s == prev_s:
+                return float(k)
+            t = (share - prev_s) / (s - prev_s)
+            return float(prev_k * (k / prev_k) ** t if prev_k > 0 else t * k)
+        prev_k, prev_s = k, s
     return float("inf")

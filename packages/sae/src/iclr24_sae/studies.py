@@ -1,7 +1,7 @@
-"""The two measurements of the reproduction, one seed each: the toy model of superposition
-(MMCS of the SAE against PCA and ICA) and real LM activations (FVU, L0, dead fraction,
-CE loss recovered, and the offline interpretability score of SAE features against PCA,
-ICA, neuron and random bases)."""
+"""The measurements of the reproduction: the toy model of superposition (MMCS of the SAE
+against PCA and ICA), real LM activations (FVU, L0, dead fraction, CE loss recovered, and
+the offline interpretability score of SAE features against PCA, ICA, neuron and random
+bases), and IOI activation patching in the SAE, neuron and PCA bases."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .autointerp import autointerp_scores
 from .baselines import ica_basis, neuron_basis, pca_basis, random_basis
 from .data import ToySuperposition
 from .harvest import ce_loss, splice
@@ -22,6 +23,7 @@ from .metrics import (
     mmcs,
     token_simulation_scores,
 )
+from .patching import features_needed, patching_curve, task_logit_diffs
 from .sae import SparseAutoencoder
 from .train import TrainConfig, train_sae
 
@@ -183,6 +185,7 @@ def measure_lm(
     out["lm/sae/ce_recovered"] = loss_recovered(out["lm/ce/clean"], out["lm/ce/sae"],
                                                 out["lm/ce/zero_ablation"])  # fmt: skip
     out["_dashboard"] = _top_contexts(sae_feats, tok, preset.dashboard_features, decode)
+    out["_sae"] = chosen  # for the IOI patching and --llm units (pickled with the unit)
     return out
 
 
@@ -198,4 +201,68 @@ def _top_contexts(feats: np.ndarray, tokens: np.ndarray, n: int, decode, k: int 
                     "top": [(decode(tokens[max(0, i - 12) : i].tolist()), decode([int(tokens[i])]),
                              decode(tokens[i + 1 : i + 4].tolist()), float(feats[i, f]))
                             for i in top if feats[i, f] > 0]})  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------- IOI patching
+def _grid(ks, m: int) -> list[int]:
+    """The preset's patching grid below ``m``, then ``m`` itself (every feature)."""
+    return [k for k in ks if k < m] + [m]
+
+
+def _curve(preset, name: str, model, module, pairs, encode, directions) -> dict[str, float]:
+    ks = _grid(preset.ioi_ks, directions.shape[0])
+    shares = patching_curve(model, module, pairs, encode, directions, ks)
+    out = {f"ioi/{name}/share_k{k}": s for k, s in zip(ks, shares)}
+    out[f"ioi/{name}/k_needed"] = features_needed(ks, shares, preset.ioi_share)
+    out[f"ioi/{name}/full_share"] = shares[-1]
+    return out
+
+
+def ioi_reference(preset, model, module, pairs, acts: np.ndarray) -> dict[str, float]:
+    """What does not depend on the seed: whether the model solves the task (logit difference
+    IO - S on clean and corrupted prompts) and the patching curves of the neuron basis and
+    of PCA (fitted on the same training tokens as in :func:`lm_reference`)."""
+    clean, corrupt = task_logit_diffs(model, pairs)
+    out = {"ioi/task/logit_diff": float(clean.mean()),
+           "ioi/task/logit_diff_se": float(clean.std() / len(clean) ** 0.5),
+           "ioi/task/accuracy": float((clean > 0).float().mean()),
+           "ioi/task/corrupt_logit_diff": float(corrupt.mean()),
+           "ioi/task/prompts": float(len(clean))}  # fmt: skip
+    d = acts.shape[1]
+    out.update(_curve(preset, "neurons", model, module, pairs, lambda h: h, torch.eye(d)))
+    tr, _ = split_tokens(len(acts), preset.val_frac)
+    vt = torch.from_numpy(pca_basis(acts[tr][: preset.baseline_fit_tokens].astype(np.float64))
+                          .directions).float()  # fmt: skip
+    out.update(_curve(preset, "pca", model, module, pairs, lambda h: h @ vt.T, vt))
+    return out
+
+
+def ioi_sae(preset, model, module, pairs, sae: SparseAutoencoder, scale: float) -> dict:
+    """The SAE's patching curve: its codes of the scaled activations, its unit atoms mapped
+    back to the model's scale."""
+    with torch.no_grad():
+        atoms = sae.dictionary()[0] / scale
+    encode = lambda h: sae.encode(h * scale)[0]  # noqa: E731
+    return _curve(preset, "sae", model, module, pairs, encode, atoms)
+
+
+# ---------------------------------------------------------------------- --llm autointerp
+def llm_autointerp(preset, seed: int, llm, acts, tokens, sae, scale: float, decode) -> dict:
+    """Explain-then-simulate scores (:mod:`.autointerp`) of ``llm_features`` features of the
+    SAE and of every baseline, on the same evaluation tokens and halves as the offline
+    score."""
+    x, tok, explain = _interp_split(preset, acts, tokens)
+    tr, _ = split_tokens(len(acts), preset.val_frac)
+    fit = acts[tr][: preset.baseline_fit_tokens].astype(np.float64)
+    with torch.no_grad():
+        feats = {"sae": sae.encode(torch.from_numpy(x) * scale)[0].numpy()}
+    for basis in (pca_basis(fit), ica_basis(fit[: preset.ica_fit_tokens], seed=0),
+                  neuron_basis(acts.shape[1]), random_basis(acts.shape[1], sae.n_dict // 2, seed)):  # fmt: skip
+        feats[basis.name] = basis.features(x.astype(np.float64))
+    out: dict = {"_explanations": {}}
+    for name, f in feats.items():
+        res = autointerp_scores(llm, f, tok, explain, decode, preset.llm_features, seed=seed)
+        out[f"lm/{name}/llm_interp"] = res["score"]
+        out["_explanations"][name] = res["features"]
     return out
