@@ -98,6 +98,19 @@ def test_cut_at_stop_takes_the_earliest():
     assert cut_at_stop("abc", None) == ("abc", False)
 
 
+def test_stream_holds_back_a_possible_stop_string_and_half_characters():
+    from iclr24_llm.local import _byte_decoder, held_back
+
+    assert held_back("The capital is Par", ["Paris."]) == "The capital is "
+    assert held_back("The capital is Paris", ["Paris.", "\n\n"]) == "The capital is "
+    assert held_back("Hello\n", ["\n\n"]) == "Hello"
+    assert held_back("Hello", ["\n\n"]) == "Hello" and held_back("Hello", None) == "Hello"
+    assert held_back("caf\ufffd", None) == "caf"  # half of "é": wait for its second byte
+    dec = _byte_decoder()  # GPT-2's byte-level table, inverted: 256 distinct bytes
+    assert len(dec) == 256 and sorted(dec.values()) == list(range(256))
+    assert dec["\u0120"] == 32 and dec["A"] == 65  # "Ġ" is a space
+
+
 def test_score_choices_and_pick_label_prefer_the_scripted_answer():
     llm = ScriptedBackend(capital)
     s = llm.score_choices("Capital of France?", ["London", "Paris", "Berlin Wall"])

@@ -150,6 +150,39 @@ def test_pick_label_is_restricted_greedy_decoding(llm, prompt, labels):
     assert got == _greedy_restricted_reference(llm, prompt, labels)
 
 
+def test_token_logprobs_equal_a_separate_forward_pass(llm):
+    """Each generated token's log-prob (from the scores during generation) equals the
+    log-softmax of a separate forward pass over prompt + generated tokens, at temperature
+    0.7 too (the log-probs are the model's, before temperature); n=2 shares the prefill;
+    the samples are those of plain generation, and the streamed deltas join to the text."""
+    from iclr24_llm.local import _byte_decoder
+
+    enc = {v: k for k, v in _byte_decoder().items()}
+    texts = [llm.render(QUESTION), llm.render("Name a fruit.")]
+    kw = dict(n=2, temperature=0.7, max_new_tokens=10, seed=5)
+    deltas: dict = {}
+    out, lps = llm.generate_tokens(texts, logprobs=3, **kw,
+                                   on_token=lambda i, j, d, lp: deltas.setdefault((i, j), []).append(d))  # fmt: skip
+    assert out == llm.generate_raw(texts, **kw)
+    for i, text in enumerate(texts):
+        prompt = llm._ids(text)
+        for j, c in enumerate(out[i]):
+            entries = lps[i][j]
+            gen = [llm.tokenizer.convert_tokens_to_ids("".join(enc[b] for b in e.bytes))
+                   for e in entries]  # fmt: skip
+            assert len(gen) == c.completion_tokens - (c.finish_reason == "stop")
+            assert llm.tokenizer.decode(gen) == c.text
+            with torch.inference_mode():
+                logp = torch.log_softmax(
+                    llm.model(input_ids=torch.tensor([prompt + gen])).logits[0], -1
+                )
+            for k, (t, e) in enumerate(zip(gen, entries, strict=True)):
+                row = logp[len(prompt) - 1 + k]
+                assert e.logprob == pytest.approx(float(row[t]), abs=1e-4)
+                assert [x[1] for x in e.top] == pytest.approx(row.topk(3).values.tolist(), abs=1e-4)
+            assert "".join(deltas[i, j]) == c.text
+
+
 def test_usage_ledger_counts_local_calls(llm):
     llm.usage.reset()
     [[c]] = llm.generate([QUESTION], max_new_tokens=5)

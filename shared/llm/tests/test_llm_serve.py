@@ -95,28 +95,87 @@ def test_score_choices_is_one_definition_across_backends(local, server):
     assert c.text == raw.text
 
 
-def test_official_client_chat_completions_and_streaming(local, client):
+def test_official_client_chat_completions_and_completion_streaming(local, client):
     [[direct]] = local.generate([QUESTION], max_new_tokens=12)
     r = client.chat.completions.create(model=local.name, max_tokens=12, temperature=0,
                                        messages=[{"role": "user", "content": QUESTION}])  # fmt: skip
     assert r.choices[0].message.content == direct.text
     assert r.usage.completion_tokens == direct.completion_tokens
-    stream = client.chat.completions.create(
-        model=local.name, max_tokens=12, temperature=0, stream=True,
-        stream_options={"include_usage": True},
-        messages=[{"role": "user", "content": QUESTION}],
-    )  # fmt: skip
-    chunks = list(stream)
-    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text == direct.text and len(chunks) > 3
-    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == direct.finish_reason
-    assert chunks[-1].usage.completion_tokens == direct.completion_tokens
     comp = client.completions.create(model=local.name, prompt="The capital of France is",
                                      max_tokens=8, temperature=0, stream=True)  # fmt: skip
     streamed = "".join(c.choices[0].text for c in comp)
     whole = client.completions.create(model=local.name, prompt="The capital of France is",
                                       max_tokens=8, temperature=0)  # fmt: skip
     assert streamed == whole.choices[0].text
+
+
+def test_generated_token_logprobs_chat_and_completions(local, client):
+    """Chat: content[k] = {token, logprob, bytes, top_logprobs}; completions: tokens,
+    token_logprobs, top_logprobs (k alternatives + the chosen), text_offset; the same
+    numbers as the backend's generate_tokens (itself tested against a separate forward)."""
+    msgs = [{"role": "user", "content": QUESTION}]
+    r = client.chat.completions.create(model=local.name, max_tokens=6, temperature=0,
+                                       messages=msgs, logprobs=True, top_logprobs=2)  # fmt: skip
+    (ref,), lps = local.generate_tokens([local.render(QUESTION)], max_new_tokens=6, logprobs=2)
+    content = r.choices[0].logprobs.content
+    assert r.choices[0].message.content == ref[0].text
+    assert [(x.token, list(x.bytes)) for x in content] == [
+        (e.token, list(e.bytes)) for e in lps[0][0]
+    ]
+    assert [x.logprob for x in content] == pytest.approx([e.logprob for e in lps[0][0]], abs=1e-5)
+    assert bytes(b for x in content for b in x.bytes).decode() == ref[0].text
+    for x in content:  # greedy: the chosen token is the most likely one
+        assert len(x.top_logprobs) == 2 and x.top_logprobs[0].token == x.token
+        assert x.top_logprobs[0].logprob == pytest.approx(x.logprob)
+        assert x.logprob >= x.top_logprobs[1].logprob
+    prompt = "The capital of France is"
+    c = client.completions.create(model=local.name, prompt=prompt, max_tokens=6, temperature=0,
+                                  logprobs=1)  # fmt: skip
+    lp = c.choices[0].logprobs
+    (raw,), raw_lps = local.generate_tokens([prompt], max_new_tokens=6, logprobs=1)
+    assert "".join(lp.tokens) == c.choices[0].text == raw[0].text
+    assert lp.token_logprobs == pytest.approx([e.logprob for e in raw_lps[0][0]], abs=1e-5)
+    assert lp.text_offset == [len("".join(lp.tokens[:k])) for k in range(len(lp.tokens))]
+    assert all(t in top and len(top) == 1 for t, top in zip(lp.tokens, lp.top_logprobs))
+
+
+def test_streams_token_by_token_as_generated(local, client, monkeypatch):
+    """The first text chunk arrives before the generation has finished; the chunks join to
+    the non-streamed answer (greedy), their log-probs too; a stop string is never shown."""
+    finished = []
+    real = local.generate_tokens
+
+    def timed(*a, **kw):
+        out = real(*a, **kw)
+        finished.append(time.perf_counter())
+        return out
+
+    monkeypatch.setattr(local, "generate_tokens", timed)
+    msgs = [{"role": "user", "content": "Count from 1 to 30, separated by commas."}]
+    kw = dict(model=local.name, max_tokens=16, temperature=0, messages=msgs, logprobs=True)
+    whole = client.chat.completions.create(**kw)
+    first, chunks = None, []
+    stream = client.chat.completions.create(
+        **kw, stream=True, stream_options={"include_usage": True}
+    )
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content and first is None:
+            first = time.perf_counter()
+        chunks.append(chunk)
+    assert first is not None and first < finished[-1], "the first chunk waited for the end"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == whole.choices[0].message.content and len(chunks) > 10
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    assert chunks[-1].usage.completion_tokens == whole.usage.completion_tokens == 16
+    streamed = [x.logprob for c in chunks if c.choices and c.choices[0].logprobs
+                for x in c.choices[0].logprobs.content]  # fmt: skip
+    assert streamed == pytest.approx([x.logprob for x in whole.choices[0].logprobs.content])
+    stop = dict(model=local.name, max_tokens=10, temperature=0, stop=["Paris."],
+                messages=[{"role": "user", "content": QUESTION}])  # fmt: skip
+    cut = client.chat.completions.create(**stop).choices[0].message.content
+    pieces = [c.choices[0].delta.content or "" for c in client.chat.completions.create(**stop, stream=True)
+              if c.choices]  # fmt: skip
+    assert "".join(pieces) == cut and "Paris" not in "".join(pieces)
 
 
 @pytest.mark.parametrize(
@@ -127,11 +186,12 @@ def test_official_client_chat_completions_and_streaming(local, client):
         ("chat", {"messages": [{"role": "wizard", "content": "hi"}]}, "unknown role"),
         ("chat", {"messages": [{"role": "user", "content": None}]}, "must be a string"),
         ("chat", {"messages": []}, "non-empty list"),
-        ("chat", {"logprobs": True, "top_logprobs": 2}, "not implemented"),
+        ("chat", {"top_logprobs": 2}, "needs 'logprobs': true"),
+        ("chat", {"logprobs": True, "top_logprobs": 21}, r"in \[0, 20\]"),
         ("chat", {"temperature": 3}, "temperature"),
         ("completions", {"prompt": ""}, "must not be empty"),
         ("completions", {"prompt": []}, "non-empty"),
-        ("completions", {"prompt": "Hi", "logprobs": 2}, "not implemented"),
+        ("completions", {"prompt": "Hi", "logprobs": -1}, r"in \[0, 20\]"),
         ("completions", {"prompt": "Hi", "max_tokens": 0}, "'max_tokens' must be >= 1"),
     ],
 )

@@ -23,7 +23,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,122 @@ def dequantised_dir(
     return final
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A generated token with its log-prob (natural log) and the most likely alternatives
+    at its step: what the OpenAI API returns per token with ``logprobs``."""
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...]
+    offset: int
+    """Character offset of the token in the generated text (before any stop-string cut)."""
+    top: tuple[tuple[str, float, tuple[int, ...]], ...] = ()
+    """(token, logprob, bytes) of the step's most likely tokens, most likely first."""
+
+
+OnToken = Callable[[int, int, str, "TokenLogprob | None"], None]
+
+
+def _byte_decoder() -> dict[str, int]:
+    """The inverse of GPT-2's byte-to-unicode table (byte-level BPE token strings)."""
+    bs = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+          *range(ord("®"), ord("ÿ") + 1)]  # fmt: skip
+    cs, k = list(bs), 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + k)
+            k += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+def held_back(text: str, stop: Sequence[str] | None) -> str:
+    """The part of ``text`` a stream may release now: without a trailing unfinished UTF-8
+    character (decoded as U+FFFD) and without the longest suffix that starts a stop string."""
+    text = text.rstrip("\ufffd")
+    keep = len(text)
+    for s in stop or ():
+        for k in range(min(len(s) - 1, len(text)), 0, -1):
+            if text.endswith(s[:k]):
+                keep = min(keep, len(text) - k)
+                break
+    return text[:keep]
+
+
+def _is_byte_level(tokenizer: Any) -> bool:
+    try:
+        return json.loads(tokenizer.backend_tokenizer.to_str())["decoder"]["type"] == "ByteLevel"
+    except Exception:  # a slow tokenizer, or none of the fields
+        return False
+
+
+class _Tap:
+    """A logits processor and a streamer in one, for one ``model.generate`` call: as a
+    processor it sees each step's scores before temperature and top_p (transformers adds
+    those warpers after the caller's processors) and keeps their log-softmax; as the
+    streamer it receives the chosen tokens (the prompt first) and reports, for each row
+    still running, the token, its log-prob, the top alternatives and the text it releases."""
+
+    def __init__(self, llm: Any, rows: int, start: int, n: int, top: int | None,
+                 stop: Sequence[str] | None, on_token: OnToken | None):  # fmt: skip
+        self.llm, self.start, self.n, self.top, self.on_token = llm, start, n, top, on_token
+        self.stop = [s for s in stop or () if s]
+        self.ids: list[list[int]] = [[] for _ in range(rows)]
+        self.sent = [""] * rows
+        self.done = [False] * rows
+        self.entries: list[list[TokenLogprob]] = [[] for _ in range(rows)]
+        self.logp: Any = None
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:  # LogitsProcessor
+        if self.top is not None:
+            import torch
+
+            self.logp = torch.log_softmax(scores.float(), dim=-1)
+        return scores
+
+    def put(self, value: Any) -> None:  # streamer: the prompt, then one token per row
+        if value.dim() > 1:  # the prompt (batch, length); then tokens (batch,)
+            return
+        toks = value.reshape(-1).tolist()
+        chosen = tops = None
+        if self.top is not None:
+            idx = value.reshape(-1, 1).to(self.logp.device)
+            chosen = self.logp.gather(1, idx).squeeze(1).tolist()
+            if self.top > 0:
+                v, i = self.logp.topk(self.top, dim=-1)
+                tops = list(zip(i.tolist(), v.tolist()))
+        tok = self.llm.tokenizer
+        for r, t in enumerate(toks):
+            if self.done[r]:
+                continue
+            if t in self.llm._eos:
+                self.done[r] = True
+                continue
+            before = tok.decode(self.ids[r], skip_special_tokens=True)
+            self.ids[r].append(t)
+            text = tok.decode(self.ids[r], skip_special_tokens=True)
+            entry = None
+            if chosen is not None:
+                top = () if tops is None else tuple(
+                    (txt, lp, bs) for a, lp in zip(*tops[r]) for txt, bs in [self.llm.token_text(a)]
+                )  # fmt: skip
+                txt, bs = self.llm.token_text(t)
+                entry = TokenLogprob(txt, chosen[r], bs, len(before), top)
+                self.entries[r].append(entry)
+            cut, stopped = cut_at_stop(text, self.stop)
+            self.done[r] = stopped
+            release = cut if stopped else held_back(cut, self.stop)
+            delta = ""
+            if len(release) > len(self.sent[r]) and release.startswith(self.sent[r]):
+                delta, self.sent[r] = release[len(self.sent[r]) :], release
+            if self.on_token is not None:
+                self.on_token(self.start + r // self.n, r % self.n, delta, entry)
+
+    def end(self) -> None:
+        pass
+
+
 def _output_cache(out: Any) -> Any:
     cache = getattr(out, "cache", None)
     return cache if cache is not None else out.past_key_values
@@ -260,6 +377,8 @@ class TransformersBackend:
         eos = self.model.generation_config.eos_token_id
         eos = [eos] if isinstance(eos, int) else list(eos or [])
         self._eos = set(eos) | {self.tokenizer.eos_token_id}
+        self._token_text: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self._bytes_of = _byte_decoder() if _is_byte_level(self.tokenizer) else None
         # transformers 5.x renamed forward's ``past_key_values`` to ``cache``
         params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
@@ -282,6 +401,19 @@ class TransformersBackend:
 
     def count_tokens(self, prompt: Prompt) -> int:
         return len(self._ids(self.render(prompt)))
+
+    def token_text(self, token_id: int) -> tuple[str, tuple[int, ...]]:
+        """A token's text and its exact bytes (a byte-level BPE token may hold part of a
+        UTF-8 character: its text then shows U+FFFD, its bytes stay exact)."""
+        if token_id not in self._token_text:
+            piece = self.tokenizer.convert_ids_to_tokens(int(token_id))
+            dec = self._bytes_of
+            if dec is not None and piece is not None and all(ch in dec for ch in piece):
+                raw = bytes(dec[ch] for ch in piece)
+            else:
+                raw = self.tokenizer.decode([int(token_id)]).encode("utf-8")
+            self._token_text[token_id] = (raw.decode("utf-8", errors="replace"), tuple(raw))
+        return self._token_text[token_id]
 
     # ---- generation
 
@@ -321,9 +453,44 @@ class TransformersBackend:
     ) -> list[list[Completion]]:
         """`generate` for texts fed as they are (no chat template): the server's
         ``/v1/completions``."""
+        out, _ = self.generate_tokens(
+            texts, n=n, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+            stop=stop, seed=seed,
+        )  # fmt: skip
+        return out
+
+    def generate_tokens(
+        self,
+        texts: Sequence[str],
+        *,
+        n: int = 1,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 256,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+        logprobs: int | None = None,
+        on_token: OnToken | None = None,
+    ) -> tuple[list[list[Completion]], list[list[list[TokenLogprob]]] | None]:
+        """`generate_raw` that can also report each generated token as it is generated.
+
+        ``logprobs=k`` (k >= 0): the log-prob of every generated token and the ``k`` most
+        likely alternatives at its step, from the model's scores during generation (the
+        logits after the model's own generation-config processors, before temperature and
+        top_p: the distribution the model gives, as the OpenAI API reports it); returned as
+        ``lps[i][j]``, one `TokenLogprob` per completion token except the end-of-turn token
+        (a token that completes a stop string is included). ``on_token(i, j, delta, lp)``
+        is called on the generating thread after each token of sample ``j`` of text ``i``:
+        ``delta`` is the text it releases (held back while it could be the start of a stop
+        string or an unfinished UTF-8 character, never past a stop string; the deltas of a
+        sample join to a prefix of its final text), ``lp`` its `TokenLogprob` or None.
+        With neither, this is `generate_raw`'s one ``model.generate`` call per chunk.
+        """
         import torch
 
         check_sampling(n, temperature, top_p, max_new_tokens)
+        if logprobs is not None and logprobs < 0:
+            raise ValueError(f"logprobs must be >= 0, got {logprobs}")
         texts = list(texts)
         per_batch = max(1, self.batch_size // n)
         sample = temperature > 0
@@ -342,6 +509,8 @@ class TransformersBackend:
         if stop:
             gen_kw.update(stop_strings=[s for s in stop if s], tokenizer=self.tokenizer)
         out: list[list[Completion]] = []
+        lps: list[list[list[TokenLogprob]]] = []
+        tapped = logprobs is not None or on_token is not None
         rng = torch.random.fork_rng(devices=[]) if seed is not None else contextlib.nullcontext()
         with self._lock, rng, torch.inference_mode():
             if seed is not None:
@@ -351,15 +520,21 @@ class TransformersBackend:
                 enc = self.tokenizer(
                     chunk, return_tensors="pt", padding=True, add_special_tokens=False
                 ).to(self.device)
-                seqs = self._generate_chunk(enc, n, gen_kw)  # (len(chunk) * n, prompt + new)
+                kw = gen_kw
+                if tapped:
+                    tap = _Tap(self, len(chunk) * n, start, n, logprobs, stop, on_token)
+                    kw = {**gen_kw, "logits_processor": [tap], "streamer": tap}
+                seqs = self._generate_chunk(enc, n, kw)  # (len(chunk) * n, prompt + new)
                 new = seqs[:, enc.input_ids.shape[1] :].tolist()
                 p_lens = enc.attention_mask.sum(1).tolist()
                 for i, p_len in enumerate(p_lens):
                     out.append(
                         [self._completion(new[i * n + j], int(p_len), stop) for j in range(n)]
                     )
+                    if logprobs is not None:
+                        lps.append([tap.entries[i * n + j] for j in range(n)])
         self.usage.record_completions(out)
-        return out
+        return out, (lps if logprobs is not None else None)
 
     def _generate_chunk(self, enc: Any, n: int, gen_kw: dict[str, Any]) -> Any:
         """``model.generate`` on one left-padded chunk. With ``n > 1`` samples per prompt the

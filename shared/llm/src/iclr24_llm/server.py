@@ -9,23 +9,26 @@ and ``logprobs`` it returns the prompt tokens' log-probs and generates nothing, 
 what ``score_choices`` asks for).
 
 - ``stream=true``: server-sent events (``chat.completion.chunk`` / ``text_completion``
-  chunks, ``data: [DONE]`` last; ``stream_options.include_usage`` adds a usage chunk). The
-  text is sent once the completion is computed, in word-sized pieces.
+  chunks, ``data: [DONE]`` last; ``stream_options.include_usage`` adds a usage chunk), sent
+  **as the tokens are generated**: a chunk per token that releases text (text that could be
+  the start of a stop string, or half a UTF-8 character, waits for the next token).
+- ``logprobs``: per generated token its log-prob, bytes and the most likely alternatives,
+  from the model's scores during generation (before temperature and top_p): chat
+  ``logprobs: true`` + ``top_logprobs`` (0-20), completions ``logprobs`` (0-20; OpenAI caps
+  it at 5), streamed or not.
 - Concurrent requests are **batched**: requests that arrive within ``window_s`` of each
   other and share their sampling parameters run as one batched generation (up to
   ``max_batch`` prompts); seeded sampling runs alone, so a seed gives the same samples as
-  the direct backend.
+  the direct backend. Streams are batched like the rest.
 - Bad requests get HTTP 400 with a message: n < 1, max_tokens < 1, an empty prompt, a
   message with an unknown role or without string content, temperature outside [0, 2],
-  top_p outside (0, 1], and log-probs of generated tokens (only prompt log-probs through
-  ``echo`` are implemented).
+  top_p outside (0, 1], top_logprobs without logprobs, log-prob counts outside [0, 20].
 """
 
 from __future__ import annotations
 
 import json
 import queue
-import re
 import threading
 import time
 import uuid
@@ -36,6 +39,7 @@ from typing import Any
 from iclr24_common.logs import get_logger
 
 from .base import Completion
+from .local import OnToken, TokenLogprob
 
 log = get_logger("llm.serve")
 ROLES = {"system", "user", "assistant", "developer"}
@@ -107,13 +111,47 @@ def _messages(body: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def _no_generated_logprobs(body: dict[str, Any], chat: bool) -> None:
-    asked = body.get("logprobs") or body.get("top_logprobs") if chat else body.get("logprobs")
-    if asked:
-        raise BadRequest(
-            "log-probs of generated tokens are not implemented; /v1/completions with echo=true "
-            "and logprobs returns the prompt's token log-probs (used to score choices)"
-        )
+MAX_LOGPROBS = 20
+
+
+def _top_logprobs(body: dict[str, Any], chat: bool) -> int | None:
+    """How many alternatives per generated token the request asks for; None: no log-probs.
+    Chat: ``logprobs`` (bool) and ``top_logprobs``; completions: ``logprobs`` (an int)."""
+    name = "top_logprobs" if chat else "logprobs"
+    k = body.get(name)
+    if chat:
+        on = body.get("logprobs")
+        if on is not None and not isinstance(on, bool):
+            raise BadRequest(f"'logprobs' must be a boolean on chat completions, got {on!r}")
+        if k is not None and not on:
+            raise BadRequest("'top_logprobs' needs 'logprobs': true")
+        if not on:
+            return None
+        k = 0 if k is None else k
+    elif k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_LOGPROBS:
+        raise BadRequest(f"'{name}' must be an integer in [0, {MAX_LOGPROBS}], got {k!r}")
+    return k
+
+
+def _chat_lp(e: TokenLogprob) -> dict[str, Any]:
+    return {"token": e.token, "logprob": e.logprob, "bytes": list(e.bytes),
+            "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(b)} for t, lp, b in e.top]}  # fmt: skip
+
+
+def _chat_logprobs(entries: list[TokenLogprob]) -> dict[str, Any]:
+    return {"content": [_chat_lp(e) for e in entries], "refusal": None}
+
+
+def _completion_logprobs(entries: list[TokenLogprob]) -> dict[str, Any]:
+    """The legacy format: the top alternatives plus the chosen token (up to k + 1)."""
+    return {
+        "tokens": [e.token for e in entries],
+        "token_logprobs": [e.logprob for e in entries],
+        "top_logprobs": [{**{t: lp for t, lp, _ in e.top}, e.token: e.logprob} for e in entries],
+        "text_offset": [e.offset for e in entries],
+    }
 
 
 def _usage(groups: list[list[Completion]]) -> dict[str, int]:
@@ -134,15 +172,22 @@ class Batcher:
         self.batches: list[int] = []  # prompts per backend call (for tests and the log)
         threading.Thread(target=self._loop, daemon=True, name="iclr24-llm-batcher").start()
 
-    def submit(self, texts: list[str], params: dict[str, Any]) -> list[list[Completion]]:
-        """The completions of ``texts`` (already rendered) with ``params``; blocks."""
+    def submit(self, texts: list[str], params: dict[str, Any], on_token: OnToken | None = None):
+        """``(completions, logprobs)`` of ``texts`` (already rendered) with ``params``
+        (`TransformersBackend.generate_tokens`'s keywords); blocks."""
+        return self.submit_async(texts, params, on_token).result()
+
+    def submit_async(
+        self, texts: list[str], params: dict[str, Any], on_token: OnToken | None = None
+    ) -> Future:
+        """Queue a request; ``on_token(i, j, delta, logprob)`` is called as its tokens come."""
         fut: Future = Future()
         sampled_with_seed = params["temperature"] > 0 and params["seed"] is not None
         key = (uuid.uuid4().hex if sampled_with_seed else
                json.dumps({k: v for k, v in params.items() if not (k == "seed" and params["temperature"] == 0)},
                           sort_keys=True))  # fmt: skip
-        self._q.put((key, texts, params, fut))
-        return fut.result()
+        self._q.put((key, texts, params, on_token, fut))
+        return fut
 
     def _loop(self) -> None:
         while True:
@@ -160,17 +205,26 @@ class Batcher:
                 self._run(items)
 
     def _run(self, items: list) -> None:
-        texts = [t for _, ts, _, _ in items for t in ts]
+        texts = [t for _, ts, *_ in items for t in ts]
+        owners = [(cb, k) for _, ts, _, cb, _ in items for k in range(len(ts))]
+
+        def on_token(i: int, j: int, delta: str, lp: Any) -> None:  # to the request's own callback
+            cb, k = owners[i]
+            if cb is not None:
+                cb(k, j, delta, lp)
+
+        streamed = any(cb is not None for _, _, _, cb, _ in items)
         self.batches.append(len(texts))
         try:
-            out = self.llm.generate_raw(texts, **items[0][2])
+            out, lps = self.llm.generate_tokens(texts, **items[0][2],
+                                                on_token=on_token if streamed else None)  # fmt: skip
         except Exception as e:  # every waiting request gets the error
             for *_, fut in items:
                 fut.set_exception(e)
             return
         k = 0
-        for _, ts, _, fut in items:
-            fut.set_result(out[k : k + len(ts)])
+        for _, ts, _, _, fut in items:
+            fut.set_result((out[k : k + len(ts)], None if lps is None else lps[k : k + len(ts)]))
             k += len(ts)
 
 
@@ -196,16 +250,6 @@ class OpenAIHandler(BaseHTTPRequestHandler):
     def _error(self, status: int, message: str) -> None:
         self._send(status, {"error": {"message": message, "type": "invalid_request_error"}})
 
-    def _stream(self, chunks: list[dict[str, Any]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        for c in chunks:
-            self.wfile.write(f"data: {json.dumps(c)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-
     def do_GET(self):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [
@@ -223,71 +267,119 @@ class OpenAIHandler(BaseHTTPRequestHandler):
                 raise BadRequest("the request body must be a JSON object")
             path = self.path.rstrip("/")
             if path in ("/v1/chat/completions", "/chat/completions"):
-                kind, payload = self._chat(body)
+                chat, texts = True, [self.llm.render(_messages(body))]
             elif path in ("/v1/completions", "/completions"):
-                kind, payload = self._completions(body)
+                chat, texts = False, _prompts(body)
+                if body.get("echo") and body.get("logprobs") is not None:
+                    return self._send(200, self._echo(texts))
+                if body.get("echo"):
+                    raise BadRequest("echo is only supported with logprobs (prompt scoring)")
             else:
                 return self._error(404, f"no route {self.path}")
+            params = {**_sampling(body), "logprobs": _top_logprobs(body, chat)}
+            if body.get("stream"):
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                return self._stream(chat, texts, params, include_usage)
+            groups, lps = self._generate(texts, params).result()
         except (BadRequest, json.JSONDecodeError, ValueError) as e:
             return self._error(400, str(e))
         except Exception as e:  # the client deserves an answer, the log the traceback
             log.exception("request failed")
             return self._error(500, f"{type(e).__name__}: {e}")
-        if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            return self._stream(_chunks(kind, payload, include_usage))
-        self._send(200, payload)
-
-    def _generate(self, texts: list[str], params: dict[str, Any]) -> list[list[Completion]]:
-        if self.batcher is not None:
-            return self.batcher.submit(texts, params)
-        return self.llm.generate_raw(texts, **params)
-
-    def _envelope(self, kind: str, choices: list, groups: list[list[Completion]]) -> dict:
-        return {
-            "id": f"{kind}-{uuid.uuid4().hex[:12]}",
-            "object": "chat.completion" if kind == "chatcmpl" else "text_completion",
-            "created": int(time.time()),
-            "model": self.llm.name,
-            "choices": choices,
-            "usage": _usage(groups),
-        }
-
-    def _chat(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        msgs = _messages(body)
-        _no_generated_logprobs(body, chat=True)
-        [group] = self._generate([self.llm.render(msgs)], _sampling(body))
-        choices = [
-            {"index": i, "message": {"role": "assistant", "content": c.text},
-             "finish_reason": c.finish_reason}
-            for i, c in enumerate(group)
-        ]  # fmt: skip
-        return "chat", self._envelope("chatcmpl", choices, [group])
-
-    def _completions(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        prompt = body.get("prompt")
-        prompts = [prompt] if isinstance(prompt, str) else prompt
-        if (
-            not isinstance(prompts, list)
-            or not prompts
-            or not all(isinstance(p, str) for p in prompts)
-        ):
-            raise BadRequest("'prompt' must be a non-empty string or list of strings")
-        if not all(prompts):
-            raise BadRequest("'prompt' must not be empty")
-        if body.get("echo") and body.get("logprobs") is not None:
-            return "completions", self._echo(prompts)
-        _no_generated_logprobs(body, chat=False)
-        if body.get("echo"):
-            raise BadRequest("echo is only supported with logprobs (prompt scoring)")
-        groups = self._generate(prompts, _sampling(body))
         choices, k = [], 0
-        for group in groups:
-            for c in group:
-                choices.append({"index": k, "text": c.text, "logprobs": None,
-                                "finish_reason": c.finish_reason})  # fmt: skip
+        for i, group in enumerate(groups):
+            for j, c in enumerate(group):
+                lp = None if lps is None else lps[i][j]
+                if chat:
+                    choices.append({"index": k, "message": {"role": "assistant", "content": c.text},
+                                    "logprobs": None if lp is None else _chat_logprobs(lp),
+                                    "finish_reason": c.finish_reason})  # fmt: skip
+                else:
+                    choices.append({"index": k, "text": c.text,
+                                    "logprobs": None if lp is None else _completion_logprobs(lp),
+                                    "finish_reason": c.finish_reason})  # fmt: skip
                 k += 1
-        return "completions", self._envelope("cmpl", choices, groups)
+        self._send(200, {**self._head(chat), "choices": choices, "usage": _usage(groups)})
+
+    def _generate(
+        self, texts: list[str], params: dict[str, Any], on_token: OnToken | None = None
+    ) -> Future:
+        """A future of ``(completions, logprobs)``: through the batcher, else on a thread."""
+        if self.batcher is not None:
+            return self.batcher.submit_async(texts, params, on_token)
+        fut: Future = Future()
+
+        def run() -> None:
+            try:
+                fut.set_result(self.llm.generate_tokens(texts, **params, on_token=on_token))
+            except Exception as e:
+                fut.set_exception(e)
+
+        threading.Thread(target=run, daemon=True).start()
+        return fut
+
+    def _head(self, chat: bool, chunk: bool = False) -> dict[str, Any]:
+        obj = (
+            ("chat.completion.chunk" if chunk else "chat.completion") if chat else "text_completion"
+        )
+        return {"id": f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex[:12]}", "object": obj,
+                "created": int(time.time()), "model": self.llm.name}  # fmt: skip
+
+    def _stream(self, chat: bool, texts: list[str], params: dict[str, Any], usage: bool) -> None:
+        """Server-sent events as the tokens are generated: a chunk per token that releases
+        text (or carries a log-prob), then each choice's last piece and finish reason."""
+        events: queue.Queue = queue.Queue()
+        fut = self._generate(texts, params, lambda i, j, d, lp: events.put((i, j, d, lp)))
+        fut.add_done_callback(lambda _: events.put(None))
+        n, head = params["n"], self._head(chat, chunk=True)
+
+        def piece(index: int, text: str, lp: Any = None, finish: str | None = None) -> dict:
+            if chat:
+                delta = {"content": text} if text or finish is None else {}
+                lps = None if lp is None else {"content": [_chat_lp(lp)], "refusal": None}
+                return {"index": index, "delta": delta, "logprobs": lps, "finish_reason": finish}
+            lps = None if lp is None else _completion_logprobs([lp])
+            return {"index": index, "text": text, "logprobs": lps, "finish_reason": finish}
+
+        def send(choices: list[dict], **extra: Any) -> None:
+            data = json.dumps({**head, "choices": choices, **extra})
+            self.wfile.write(f"data: {data}\n\n".encode())
+            self.wfile.flush()
+
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        try:
+            if chat:
+                for k in range(len(texts) * n):
+                    send([{"index": k, "delta": {"role": "assistant", "content": ""},
+                           "logprobs": None, "finish_reason": None}])  # fmt: skip
+            sent: dict[int, str] = {}
+            while (item := events.get()) is not None:
+                i, j, delta, lp = item
+                if delta or lp is not None:
+                    sent[i * n + j] = sent.get(i * n + j, "") + delta
+                    send([piece(i * n + j, delta, lp)])
+            try:
+                groups, _ = fut.result()
+            except Exception as e:  # headers are out: the error goes in the stream
+                log.exception("streamed request failed")
+                send([], error={"message": f"{type(e).__name__}: {e}", "type": "server_error"})
+                groups = []
+            for i, group in enumerate(groups):
+                for j, c in enumerate(group):
+                    done = sent.get(i * n + j, "")
+                    if not c.text.startswith(done):  # cannot happen with prefix-stable decoding
+                        log.warning("streamed text %r is not a prefix of %r", done, c.text)
+                    rest = c.text[len(done) :] if c.text.startswith(done) else ""
+                    send([piece(i * n + j, rest, finish=c.finish_reason)])
+            if usage and groups:
+                send([], usage=_usage(groups))
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            log.debug("the client closed the stream")
 
     def _echo(self, prompts: list[str]) -> dict[str, Any]:
         choices, n_tok = [], 0
@@ -299,41 +391,18 @@ class OpenAIHandler(BaseHTTPRequestHandler):
                 "logprobs": {"tokens": toks, "token_logprobs": lps, "text_offset": offs,
                              "top_logprobs": None},
             })  # fmt: skip
-        out = self._envelope("cmpl", choices, [])
-        out["usage"] = {"prompt_tokens": n_tok, "completion_tokens": 0, "total_tokens": n_tok}
-        return out
+        usage = {"prompt_tokens": n_tok, "completion_tokens": 0, "total_tokens": n_tok}
+        return {**self._head(False), "choices": choices, "usage": usage}
 
 
-def _pieces(text: str) -> list[str]:
-    return [p for p in re.findall(r"\s*\S+\s*|\s+", text)] or [""]
-
-
-def _chunks(kind: str, payload: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:
-    """A finished response as the OpenAI streaming protocol's chunks."""
-    base = {"id": payload["id"], "created": payload["created"], "model": payload["model"]}
-    out: list[dict[str, Any]] = []
-    for c in payload["choices"]:
-        i = c["index"]
-        if kind == "chat":
-            obj = {**base, "object": "chat.completion.chunk"}
-            out.append({**obj, "choices": [{"index": i, "delta": {"role": "assistant", "content": ""},
-                                            "finish_reason": None}]})  # fmt: skip
-            for piece in _pieces(c["message"]["content"]):
-                out.append({**obj, "choices": [{"index": i, "delta": {"content": piece},
-                                                "finish_reason": None}]})  # fmt: skip
-            out.append({**obj, "choices": [{"index": i, "delta": {},
-                                            "finish_reason": c["finish_reason"]}]})  # fmt: skip
-        else:
-            obj = {**base, "object": "text_completion"}
-            for piece in _pieces(c["text"]):
-                out.append({**obj, "choices": [{"index": i, "text": piece, "logprobs": None,
-                                                "finish_reason": None}]})  # fmt: skip
-            out.append({**obj, "choices": [{"index": i, "text": "", "logprobs": None,
-                                            "finish_reason": c["finish_reason"]}]})  # fmt: skip
-    if include_usage:
-        obj = {**base, "object": "chat.completion.chunk" if kind == "chat" else "text_completion"}
-        out.append({**obj, "choices": [], "usage": payload["usage"]})
-    return out
+def _prompts(body: dict[str, Any]) -> list[str]:
+    prompt = body.get("prompt")
+    prompts = [prompt] if isinstance(prompt, str) else prompt
+    if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) for p in prompts):
+        raise BadRequest("'prompt' must be a non-empty string or list of strings")
+    if not all(prompts):
+        raise BadRequest("'prompt' must not be empty")
+    return prompts
 
 
 def make_server(
