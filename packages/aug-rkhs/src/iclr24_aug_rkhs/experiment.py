@@ -41,7 +41,7 @@ from .aug_rkhs import (
     replacement_kappa_sq_uniform,
     ridge_probe,
 )
-from .bounds import probe_error_bound
+from .bounds import finite_sample_error_bound, probe_error_bound
 from .claims import make_checks, make_claims
 from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
 from .figures import plot_errors, plot_kappa, plot_spectra
@@ -234,6 +234,19 @@ def measure_rate(preset: Preset, alpha: float, n_top: int = 40):
         w = constrained_probe(ideal[lab], y_lab, gram, math.sqrt(norm_sq))
         finite, _ = nystrom_encoder(aug, pre, d)  # (n_x, d)
         row = dict(exact)
+        # Theorem 2's form: the constrained probe on the finite-sample encoder against the
+        # trace-gap bound (tau measured exactly; same radius ||f*||_H as the ideal encoder)
+        tau = aug.trace_gap(finite)
+        fs_bound = finite_sample_error_bound(
+            epsilon=eps, rkhs_norm_sq=norm_sq, lambda_next=lam[d + 1], trace_gap=tau,
+            kappa=aug.kappa(), y_max=y_max, n=preset.n_labels, delta=preset.delta,
+        )  # fmt: skip
+        span = np.column_stack([np.ones(aug.n_inputs), finite])  # (n_x, d + 1)
+        w_fs = constrained_probe(span[lab], y_lab, aug.grams(finite)[1], math.sqrt(norm_sq))
+        row[f"finite/{key}/trace_gap"] = tau
+        row[f"finite/{key}/approx_bound"] = fs_bound["approximation"]
+        row[f"finite/{key}/bound"] = fs_bound["total"]
+        row[f"finite/{key}/constrained_error"] = error(span @ w_fs)
         for name, feats in (("finite", finite), ("ideal_ridge", psi[:, 1 : d + 1])):
             coef = tuned_ridge(feats[lab], y_lab, feats[val], y_val, preset.penalties)
             row[f"{name}/{key}/error"] = error(predict(feats, coef))
