@@ -33,6 +33,7 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         _finite_sample_bound(metrics, preset),
         *_kappa_claims(metrics, preset),
         _sweet_spot(metrics, preset),
+        *([_mlm_sweet_spot(metrics, preset)] if preset.mlm_rates else []),
     ]
 
 
@@ -175,6 +176,37 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
         criterion=f"best rate interior to {alphas[0]:g}..{alphas[-1]:g}, error at {low:g} >= "
         f"{preset.sweet_factor:g}x the best, and their gap > 2 SE",
         holds=bool(interior and ratio >= preset.sweet_factor and gap.beyond_noise(2.0)),
+    )
+
+
+def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
+    rates = preset.mlm_rates
+    name = lambda a: f"mlm/{_key(a)}/probe_error"  # noqa: E731
+    errors = np.array([metrics.mean(name(a)) for a in rates])
+    best = rates[int(np.argmin(errors))]
+    low, high = metrics.gap(name(rates[0]), name(best)), metrics.gap(name(rates[-1]), name(best))
+    interior = best not in (rates[0], rates[-1])
+    curve = ", ".join(f"{a:g}: {e:.3f}" for a, e in zip(rates, errors))
+    refs = (f"untrained encoder {metrics.mean('mlm/untrained/probe_error'):.3f}, character "
+            f"histogram {metrics.mean('mlm/char_histogram/probe_error'):.3f}, chance "
+            f"{metrics.mean('mlm/chance_error'):.3f}")  # fmt: skip
+    return Claim(
+        id="mlm-sweet-spot",
+        statement="Masked-LM pretraining has a sweet spot in the mask rate: a linear probe on "
+        "the pretrained encoder does best at an interior rate, worse with too little masking "
+        "and with too much",
+        paper="the paper's NLP experiments (a sweet spot in the mask rate; its table not "
+        f"retrieved, {SEARCHED})",
+        measured=f"probe test error by rate: {curve}; best {best:g} (interior: "
+        f"{'yes' if interior else 'no'}); error({rates[0]:g}) - error(best) {low}, "
+        f"error({rates[-1]:g}) - error(best) {high}; references: {refs}. Setting: ours "
+        f"(a {preset.mlm_layers}-layer, {preset.mlm_hidden}-wide BERT-style encoder, "
+        f"{preset.mlm_steps} steps x {preset.mlm_batch} windows of {preset.mlm_length} "
+        f"characters; target: which of {preset.mlm_classes} contiguous parts of the corpus a "
+        "window comes from)",
+        criterion="best rate interior, and both the lowest and the highest rate worse than it "
+        "by > 2 SE (paired over seeds)",
+        holds=bool(interior and low.beyond_noise(2.0) and high.beyond_noise(2.0)),
     )
 
 
