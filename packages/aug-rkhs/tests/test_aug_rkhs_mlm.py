@@ -42,7 +42,18 @@ def test_the_command_line_runs_the_masked_lm_sweep_and_resumes(tmp_path):
             "--set", "mlm_rates=0.1,0.4,0.8"]  # fmt: skip
     for k, v in TINY.items():
         sets += ["--set", f"{k}={v}"]
-    argv = ["reproduce", "--preset", "smoke", "--seeds", "0", "--out", str(tmp_path), *sets]
+    argv = [
+        "reproduce",
+        "--preset",
+        "smoke",
+        "--seeds",
+        "0",
+        "--threads",
+        "1",
+        "--out",
+        str(tmp_path),
+        *sets,
+    ]
     assert app.main(argv) == 0
     res = load_results(tmp_path)
     claim = next(c for c in res["claims"] if c["id"] == "mlm-sweet-spot")
