@@ -25,6 +25,7 @@ from iclr24_aug_rkhs import (
     replacement_augmentation,
     replacement_kappa_sq_uniform,
     topic_mixture,
+    trace_gap_approximation_bound,
 )
 
 V, L = 3, 4
@@ -187,6 +188,49 @@ def test_probe_error_bound_holds_on_random_targets(space):
         )  # fmt: skip
         assert err <= bound["total"]
         assert aug.approximation_error(f, d) <= bound["approximation"] * (1 + 1e-10)
+
+
+def test_trace_gap_is_zero_for_the_top_eigenspace_and_positive_otherwise(space):
+    aug = mask_augmentation(space.p_x, V, L, 0.4)
+    lam, psi = aug.spectrum.eigenvalues, aug.spectrum.eigenfunctions
+    for d in (1, 3, 8):
+        assert aug.ratio_trace(psi[:, 1 : d + 1]) == pytest.approx(lam[: d + 1].sum(), rel=1e-9)
+        assert aug.trace_gap(psi[:, 1 : d + 1]) == pytest.approx(0.0, abs=1e-9)
+        tilted = psi[:, 1 : d + 1] + 0.5 * psi[:, d + 1 : 2 * d + 1]
+        assert aug.trace_gap(tilted) > 1e-3
+    # a change of basis inside the span leaves the ratio trace unchanged
+    mix = np.random.default_rng(0).standard_normal((3, 3))
+    assert aug.ratio_trace(psi[:, 1:4] @ mix) == pytest.approx(lam[:4].sum(), rel=1e-9)
+
+
+@pytest.mark.parametrize("alpha", [0.15, 0.5, 0.85])
+def test_trace_gap_bound_holds_for_estimated_and_perturbed_encoders(space, alpha):
+    """The H-projection of f* on the encoder's span (inside the radius-||f*||_H ball) is
+    within the trace-gap bound, and it reduces to the top-d bound at tau = 0."""
+    aug = mask_augmentation(space.p_x, V, L, alpha)
+    lam, psi = aug.spectrum.eigenvalues, aug.spectrum.eigenfunctions
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        f = random_target(space, 1 + seed % 2, rng)
+        d = 1 + seed % 3
+        if seed % 2:
+            feats = nystrom_encoder(aug, rng.choice(aug.n_inputs, 60, p=space.p_x), d)[0]
+        else:
+            feats = psi[:, 1 : d + 1] + 0.3 * rng.standard_normal(d) * psi[:, d + 1 : 2 * d + 1]
+        funcs = np.column_stack([np.ones(aug.n_inputs), feats])
+        g_l2, g_h = aug.grams(feats)
+        w = np.linalg.solve(
+            g_h, (psi.T @ (space.p_x[:, None] * funcs)).T @ (aug.coefficients(f) / lam)
+        )
+        eps, norm_sq = aug.isometry_epsilon(f), aug.rkhs_norm_sq(f)
+        assert w @ g_h @ w <= norm_sq * (1 + 1e-9)  # inside the probe's constraint set
+        err = space.p_x @ (funcs @ w - f) ** 2
+        tau = aug.trace_gap(feats)
+        assert tau >= -1e-10
+        assert err <= trace_gap_approximation_bound(eps, norm_sq, lam[d + 1], tau) * (1 + 1e-9)
+        assert trace_gap_approximation_bound(eps, norm_sq, lam[d + 1], 0.0) == pytest.approx(
+            approximation_bound(eps, norm_sq, lam[d + 1])
+        )
 
 
 def test_constrained_probe_is_least_squares_when_the_constraint_is_loose():

@@ -24,7 +24,13 @@ from .aug_rkhs import (
     replacement_kappa_sq_uniform,
     ridge_probe,
 )
-from .bounds import approximation_bound, estimation_bound, probe_error_bound
+from .bounds import (
+    approximation_bound,
+    estimation_bound,
+    finite_sample_error_bound,
+    probe_error_bound,
+    trace_gap_approximation_bound,
+)
 from .data import (
     Corpus,
     FiniteSpace,
@@ -50,6 +56,7 @@ __all__ = [
     "constrained_probe",
     "enumerate_sequences",
     "estimation_bound",
+    "finite_sample_error_bound",
     "load_corpus",
     "load_pydoc_topics",
     "mask_augmentation",
@@ -66,6 +73,7 @@ __all__ = [
     "replacement_kappa_sq_uniform",
     "ridge_probe",
     "tokenize_chars",
+    "trace_gap_approximation_bound",
     "topic_mixture",
     "topic_target",
 ]

@@ -144,6 +144,30 @@ class FiniteAugmentation:
         """The smallest eps with (1 - eps) ||f||_H^2 <= ||f||^2_{P_X} (f non-zero)."""
         return 1.0 - float(self.p_x @ f**2) / self.rkhs_norm_sq(f)
 
+    def grams(self, features: np.ndarray, tol: float = 1e-13) -> tuple[np.ndarray, np.ndarray]:
+        """The L2(P_X) and H_Gamma Gram matrices of the span of the constant and the encoder's
+        functions: G_L2 = <phi_j, phi_k>_{P_X}, G_H = <phi_j, phi_k>_H = sum_i
+        c_ij c_ik / lambda_i with c = <phi, psi_i> (components on lambda_i <= tol dropped:
+        a Nystrom encoder lies in the kernel's range). features: (n_x, d) -> two (d+1, d+1)"""
+        funcs = np.column_stack([np.ones(self.n_inputs), features])
+        coef = self.spectrum.eigenfunctions.T @ (self.p_x[:, None] * funcs)  # (r, d + 1)
+        lam = self.spectrum.eigenvalues
+        keep = lam > tol
+        return coef.T @ coef, coef[keep].T @ (coef[keep] / lam[keep, None])
+
+    def ratio_trace(self, features: np.ndarray) -> float:
+        """Tr(G_H^{-1} G_L2) of span(1, phi_1..phi_d): the trace of Gamma* Gamma on that
+        span read through H_Gamma; at most lambda_0 + ... + lambda_d (Ky Fan), with equality
+        for the top-d eigenspace. The gap to that maximum is ``trace_gap``."""
+        g_l2, g_h = self.grams(features)
+        return float(np.trace(np.linalg.solve(g_h, g_l2)))
+
+    def trace_gap(self, features: np.ndarray) -> float:
+        """tau = sum_{i <= d} lambda_i - ratio trace >= 0 (0 for the ideal encoder).
+        features: (n_x, d)"""
+        d = features.shape[1]
+        return float(self.spectrum.eigenvalues[: d + 1].sum() - self.ratio_trace(features))
+
     def approximation_error(self, f: np.ndarray, d: int) -> float:
         """||f - (projection of f on span(psi_0 .. psi_d))||^2_{P_X}, exactly."""
         u = self.coefficients(f)

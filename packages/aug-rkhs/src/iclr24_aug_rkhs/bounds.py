@@ -1,14 +1,17 @@
 """The error decomposition of the linear probe: estimation term + approximation term.
 
 The paper's Theorem 1 bounds the error of the norm-constrained linear probe (RKHS
-regression) on an arbitrary encoder by an estimation term (fitting the
-probe on n labels, governed by the augmentation complexity kappa and the bound B on
-||f*||_H) plus an approximation term (how well the encoder's span approximates f*,
-governed by the isometry constant epsilon and the spectrum). Its Theorem 2 bounds
-the approximation term of the finite-sample encoder. The exact statements, with the
-paper's constants, could not be retrieved while this package was written (see the README,
-"What the paper reports, and where we looked"): the terms below are derived here, from the
-same assumptions, with every constant stated, and are *not* the paper's constants.
+regression, its estimator (9)) on an arbitrary encoder of the form (10) by an estimation
+term (fitting the probe on n labels, governed by the augmentation complexity kappa of its
+Definition 2 and the bound B on ||f*||_H) plus an approximation term governed by the
+isometry constant epsilon and the encoder's "trace gap" tau (its Definition 3: the ratio
+trace Tr(G^{-1} F) of the encoder against its maximum, the sum of the top eigenvalues). Its
+Theorem 2 (equation (20)) specialises this to the encoder that extracts the top-d
+eigenspace of the kernel estimated from finite pretraining samples. This much is known from
+the public reviews of the paper (OpenReview Ax2yRhCQr1); the statements themselves, with
+their constants, could not be read (README, "What the paper reports, and where we looked").
+The terms below are derived here from the same assumptions, every constant stated; they are
+*not* the paper's constants.
 
 Setting (our reading of the paper's assumptions): f* in H_Gamma with ||f*||_H <= B and the
 isometry (1 - eps) ||f*||_H^2 <= ||f*||^2_{P_X}; y = f*(x) + noise with |y| <= Y.
@@ -28,6 +31,30 @@ def approximation_bound(epsilon: float, rkhs_norm_sq: float, lambda_next: float)
     if lambda_next >= 1:
         return float("inf")
     return epsilon * rkhs_norm_sq / (1.0 - lambda_next)
+
+
+def trace_gap_approximation_bound(
+    epsilon: float, rkhs_norm_sq: float, lambda_next: float, trace_gap: float
+) -> float:
+    """The approximation term for an arbitrary encoder whose span V (constant included,
+    dimension d + 1) has trace gap tau = sum_{i <= d} lambda_i - Tr(G_H^{-1} G_L2):
+
+        min_{h in V, ||h||_H <= B} ||h - f*||^2 <= B^2 (tau^1/3 + eps^1/3)^3 / (1 - lambda_{d+1}),
+
+    B = ||f*||_H; it equals ``approximation_bound`` at tau = 0 and needs no eigen-gap
+    lambda_d - lambda_{d+1}. Derivation (ours): with f* = T^1/2 g (||g|| = B) and
+    W = T^-1/2 V, the H-projection h = T^1/2 P_W g lies in V with ||h||_H <= B, and
+    ||f* - h|| <= ||(I - P_W) g||. Expanding Tr(P_W T) = sum_i lambda_i ||P_W psi_i||^2 gives
+    sum_{i <= d} (lambda_i - lambda_{d+1}) ||(I - P_W) psi_i||^2 <= tau. Split g at a level t in
+    (lambda_{d+1}, 1): the part on lambda_i >= t contributes <= B sqrt(tau / (t - lambda_{d+1}))
+    (Cauchy-Schwarz), the rest has norm^2 <= eps B^2 / (1 - t) (the isometry); minimising
+    (sqrt(tau / x) + sqrt(eps / y))^2 over x + y = 1 - lambda_{d+1} gives the cube formula."""
+    if trace_gap < -1e-9 or epsilon < -1e-12:
+        raise ValueError("trace_gap and epsilon must be >= 0")
+    if lambda_next >= 1:
+        return float("inf")
+    cube = max(trace_gap, 0.0) ** (1 / 3) + max(epsilon, 0.0) ** (1 / 3)
+    return rkhs_norm_sq * cube**3 / (1.0 - lambda_next)
 
 
 def estimation_bound(kappa: float, radius: float, y_max: float, n: int, delta: float) -> float:
@@ -64,5 +91,27 @@ def probe_error_bound(
     radius R = ||f*||_H: ||f_hat - f*||^2 <= approximation + estimation (w.p. >= 1 - delta),
     because L(f) = ||f - f*||^2 + noise variance and P_d f* lies in the constraint set."""
     approx = approximation_bound(epsilon, rkhs_norm_sq, lambda_next)
+    est = estimation_bound(kappa, math.sqrt(rkhs_norm_sq), y_max, n, delta)
+    return {"approximation": approx, "estimation": est, "total": approx + est}
+
+
+def finite_sample_error_bound(
+    *,
+    epsilon: float,
+    rkhs_norm_sq: float,
+    lambda_next: float,
+    trace_gap: float,
+    kappa: float,
+    y_max: float,
+    n: int,
+    delta: float,
+) -> dict[str, float]:
+    """Theorem 2's form for an estimated encoder (our constants): the constrained probe of
+    radius ||f*||_H on span(1, phi_1..phi_d) has, w.p. >= 1 - delta,
+    ||f_hat - f*||^2 <= trace-gap approximation term + the same estimation term as Theorem 1
+    (the class lies in the H-ball, so |h(x)| <= kappa ||f*||_H). Where the paper bounds tau
+    a priori from the m pretraining samples, tau here is measured exactly (the operator is
+    known on a finite space)."""
+    approx = trace_gap_approximation_bound(epsilon, rkhs_norm_sq, lambda_next, trace_gap)
     est = estimation_bound(kappa, math.sqrt(rkhs_norm_sq), y_max, n, delta)
     return {"approximation": approx, "estimation": est, "total": approx + est}

@@ -26,7 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
+from iclr24_common import (
+    ExperimentApp,
+    Metrics,
+    Paper,
+    Report,
+    RunContext,
+    UsageError,
+    preset_option,
+    progress,
+)
 
 from .aug_rkhs import (
     constrained_probe,
@@ -41,10 +50,10 @@ from .aug_rkhs import (
     replacement_kappa_sq_uniform,
     ridge_probe,
 )
-from .bounds import probe_error_bound
+from .bounds import finite_sample_error_bound, probe_error_bound
 from .claims import make_checks, make_claims
 from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
-from .figures import plot_errors, plot_kappa, plot_spectra
+from .figures import plot_errors, plot_kappa, plot_mlm, plot_spectra
 
 PAPER = Paper(
     title="Understanding Augmentation-based Self-Supervised Representation Learning via RKHS "
@@ -111,6 +120,36 @@ class Preset:
     """Windows for that check."""
     mc_masks: int = 400
     """Masks per window for the Monte-Carlo estimator."""
+    mlm_rates: tuple[float, ...] = ()
+    """Part (c), masked-LM pretraining: the mask rates (empty: not run). Needs the mlm extra."""
+    mlm_length: int = 32
+    """Tokens (characters) per window, pretraining and probe."""
+    mlm_steps: int = 400
+    """Pretraining steps per rate."""
+    mlm_batch: int = 64
+    """Windows per pretraining step."""
+    mlm_lr: float = 1e-3
+    """AdamW peak learning rate (BERT's schedule: 10% linear warm-up, then linear decay; 1e-3
+    rather than BERT-base's 1e-4, as small models from scratch take larger rates)."""
+    mlm_hidden: int = 64
+    """Hidden size of the BERT-style encoder (intermediate size 4x)."""
+    mlm_layers: int = 2
+    """Transformer layers."""
+    mlm_heads: int = 2
+    """Attention heads."""
+    mlm_classes: int = 8
+    """Downstream target: which of this many equal contiguous parts of the corpus a window
+    starts in (a topic label on a corpus of articles)."""
+    mlm_probe_train: int = 2000
+    """Labelled windows for the linear probe."""
+    mlm_probe_val: int = 500
+    """Validation windows (the probe's ridge penalty)."""
+    mlm_probe_test: int = 2000
+    """Test windows (the reported error)."""
+    mlm_penalties: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    """Ridge penalties of the probe, the same grid at every rate."""
+    mlm_device: str = "auto"
+    """Device of the masked-LM part: auto (cuda when available), cpu or cuda."""
 
     def __post_init__(self):
         if self.vocab_size < 2 or self.length < 2 or self.vocab_size**self.length > 5000:
@@ -137,6 +176,20 @@ class Preset:
             raise ValueError("text_lengths needs at least 3 lengths >= 1")
         if min(self.n_windows, self.mc_windows, self.mc_masks, self.mc_length) < 1:
             raise ValueError("n_windows, mc_windows, mc_masks and mc_length must be >= 1")
+        if any(not 0 < a < 1 for a in self.mlm_rates) or list(self.mlm_rates) != sorted(
+            set(self.mlm_rates)
+        ):
+            raise ValueError("mlm_rates must be increasing, distinct rates in (0, 1)")
+        if self.mlm_rates and len(self.mlm_rates) < 3:
+            raise ValueError("mlm_rates needs at least 3 rates (or none)")
+        if min(self.mlm_length, self.mlm_steps, self.mlm_batch, self.mlm_hidden, self.mlm_layers,
+               self.mlm_heads, self.mlm_probe_train, self.mlm_probe_val,
+               self.mlm_probe_test) < 1 or self.mlm_classes < 2:  # fmt: skip
+            raise ValueError("the mlm sizes must be >= 1 and mlm_classes >= 2")
+        if self.mlm_hidden % self.mlm_heads:
+            raise ValueError("mlm_hidden must be a multiple of mlm_heads")
+        if self.mlm_device not in ("auto", "cpu", "cuda"):
+            raise ValueError("mlm_device must be auto, cpu or cuda")
 
 
 PRESETS = {
@@ -152,11 +205,32 @@ PRESETS = {
         mc_masks=200,
     ),
     "default": Preset(),
+    # the masked-LM sweep as a CPU demo on pydoc_data.topics (minutes; not in the default,
+    # whose claims it would not sharpen at this scale: see the README)
+    "mlm-demo": Preset(
+        seeds=(0, 1, 2),
+        mlm_rates=(0.05, 0.15, 0.3, 0.5, 0.8),
+        mlm_steps=300,
+        mlm_probe_train=1500,
+        mlm_probe_val=500,
+        mlm_probe_test=1500,
+    ),
     "paper": Preset(
         corpus="file",
         length=7,
         text_lengths=(8, 16, 32, 64, 96, 128),
         n_windows=20000,
+        mlm_rates=(0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+        mlm_length=128,
+        mlm_steps=20000,
+        mlm_batch=128,
+        mlm_lr=5e-4,
+        mlm_hidden=256,
+        mlm_layers=4,
+        mlm_heads=4,
+        mlm_probe_train=20000,
+        mlm_probe_val=5000,
+        mlm_probe_test=20000,
     ),
 }
 
@@ -234,6 +308,19 @@ def measure_rate(preset: Preset, alpha: float, n_top: int = 40):
         w = constrained_probe(ideal[lab], y_lab, gram, math.sqrt(norm_sq))
         finite, _ = nystrom_encoder(aug, pre, d)  # (n_x, d)
         row = dict(exact)
+        # Theorem 2's form: the constrained probe on the finite-sample encoder against the
+        # trace-gap bound (tau measured exactly; same radius ||f*||_H as the ideal encoder)
+        tau = aug.trace_gap(finite)
+        fs_bound = finite_sample_error_bound(
+            epsilon=eps, rkhs_norm_sq=norm_sq, lambda_next=lam[d + 1], trace_gap=tau,
+            kappa=aug.kappa(), y_max=y_max, n=preset.n_labels, delta=preset.delta,
+        )  # fmt: skip
+        span = np.column_stack([np.ones(aug.n_inputs), finite])  # (n_x, d + 1)
+        w_fs = constrained_probe(span[lab], y_lab, aug.grams(finite)[1], math.sqrt(norm_sq))
+        row[f"finite/{key}/trace_gap"] = tau
+        row[f"finite/{key}/approx_bound"] = fs_bound["approximation"]
+        row[f"finite/{key}/bound"] = fs_bound["total"]
+        row[f"finite/{key}/constrained_error"] = error(span @ w_fs)
         for name, feats in (("finite", finite), ("ideal_ridge", psi[:, 1 : d + 1])):
             coef = tuned_ridge(feats[lab], y_lab, feats[val], y_val, preset.penalties)
             row[f"{name}/{key}/error"] = error(predict(feats, coef))
@@ -366,15 +453,50 @@ def run(ctx: RunContext) -> Report:
         metrics.update(
             seed, ctx.cached(f"text/seed{seed}", lambda s=seed: measure_text(preset, corpus, s))
         )
+    if preset.mlm_rates:
+        run_mlm(ctx, corpus, metrics)
     ctx.save_figure(plot_errors(metrics, preset), "error_vs_mask_rate.png")
     ctx.save_figure(plot_spectra(eigenvalues, preset), "spectrum.png")
     ctx.save_figure(plot_kappa(metrics, preset), "kappa_vs_length.png")
+    if preset.mlm_rates:
+        ctx.save_figure(plot_mlm(metrics, preset), "mlm_probe_vs_mask_rate.png")
     return Report(
         metrics,
         make_claims(metrics, preset),
         make_checks(metrics, preset),
         extra={"top_eigenvalues": eigenvalues},
     )
+
+
+def run_mlm(ctx: RunContext, corpus: Corpus, metrics: Metrics) -> None:
+    """Part (c): masked-LM pretraining per rate and seed, then the linear probe (mlm.py)."""
+    try:
+        import torch
+
+        from . import mlm
+    except ImportError as e:
+        raise UsageError(
+            f"mlm_rates needs the mlm extra (torch, transformers): pip install "
+            f"'iclr24-aug-rkhs[mlm]' ({e})"
+        ) from e
+    preset = ctx.preset
+    device = preset.mlm_device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device == "cuda" and not torch.cuda.is_available():
+        raise UsageError("mlm_device=cuda but no CUDA device is available")
+    ctx.log.info("masked LM on %s: %d rates x %d seeds, %d steps each (%s)",
+                 corpus.source, len(preset.mlm_rates), len(ctx.seeds), preset.mlm_steps, device)  # fmt: skip
+    for seed in ctx.seeds:
+        metrics.update(seed, ctx.cached(
+            f"mlm/references/seed{seed}",
+            lambda s=seed: mlm.measure_mlm_references(preset, corpus, s, device)))  # fmt: skip
+    jobs = [(alpha, seed) for alpha in preset.mlm_rates for seed in ctx.seeds]
+    for alpha, seed in progress(jobs, desc="masked LM (rate, seed)"):
+        metrics.update(seed, ctx.cached(
+            f"mlm/a{alpha:g}/seed{seed}",
+            lambda a=alpha, s=seed: mlm.measure_mlm_rate(preset, corpus, a, s, device)))  # fmt: skip
+        ctx.save_partial(metrics)
 
 
 app = ExperimentApp.from_module(__name__)

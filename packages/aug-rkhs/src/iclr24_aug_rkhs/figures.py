@@ -31,6 +31,8 @@ def plot_errors(metrics: Metrics, preset):
         ("estimation_bound", f"estimation bound (n={preset.n_labels})", "k-."),
     ):
         ax.plot(alphas, _curve(metrics, "spectrum", name, alphas)[0], style, lw=1, label=label)
+    tg = _curve(metrics, "finite", "approx_bound", alphas)[0]
+    ax.plot(alphas, tg, "C0--", lw=1, label="trace-gap approximation bound (finite-sample encoder)")
     ax.set(yscale="log", xlabel="[MASK] rate alpha", ylabel="E (f_hat - f*)^2  (Var f* = 1)")
     ax.set_title(f"V={preset.vocab_size}, L={preset.length}, d={preset.d}", fontsize=9)
     ax.legend(fontsize=6.5, loc="best")
@@ -67,5 +69,24 @@ def plot_kappa(metrics: Metrics, preset):
     ax.set(xlabel="sequence length L (characters)", ylabel="log10 kappa^2")
     ax.set_title("text: bigram-chain P_X (solid), i.i.d. tokens (dashed)", fontsize=9)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_mlm(metrics: Metrics, preset):
+    """Masked-LM part: the linear probe's test error against the pretraining mask rate."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    rates = np.array(preset.mlm_rates)
+    mean, se = _curve(metrics, "mlm", "probe_error", rates)
+    ax.errorbar(rates, mean, yerr=se, fmt="o-", ms=4, capsize=2, label="MLM-pretrained encoder")
+    for key, label, style in (("mlm/untrained/probe_error", "untrained encoder", "k--"),
+                              ("mlm/char_histogram/probe_error", "character histogram", "k:"),
+                              ("mlm/chance_error", "chance", "k-.")):  # fmt: skip
+        ax.axhline(metrics.mean(key), ls=style[1:], color="k", lw=1, label=label)
+    ax.set(xlabel="pretraining [MASK] rate", ylabel="probe test error")
+    ax.set_title(f"{preset.mlm_layers} layers x {preset.mlm_hidden}, {preset.mlm_steps} steps, "
+                 f"{preset.mlm_classes} classes", fontsize=9)  # fmt: skip
+    ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     return fig
