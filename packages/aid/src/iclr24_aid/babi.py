@@ -110,7 +110,7 @@ def load_babi(root: str | Path, tasks=tuple(range(1, 21)), systematic: bool = Tr
     ``systematic`` the test splits carry sys-bAbI's renamed entities."""
     folder = babi_dir(root)
     paths = {(t, s): folder / f"qa{t}_{s}.txt" for t in tasks for s in SPLITS}
-    missing = [p for p in paths.values() if not p.exists()]
+    missing = [folder] if not folder.is_dir() else [p for p in paths.values() if not p.exists()]
     if missing:
         raise MissingDataError("bAbI en-valid-10k (sys-bAbI's training data)", missing, SOURCE)
     raw = {key: parse_stories(p) for key, p in paths.items()}
