@@ -197,13 +197,13 @@ PRESETS = {
             d_inner=128,
             cutoffs=(),
             train=LMTrain(
-                steps=100,
+                steps=150,
                 batch_size=16,
                 tgt_len=64,
                 lr=2e-3,
                 warmup=20,
-                eval_every=50,
-                eval_tokens=4096,
+                eval_every=75,
+                eval_tokens=8192,
             ),
         ),
     ),  # fmt: skip
