@@ -61,6 +61,10 @@ class LinearDecomposition(nn.Module):
             nn.Linear(num_inputs * input_dim, n * slot_size) for n in self.groups
         )
 
+    def group(self, inputs: torch.Tensor, g: int) -> torch.Tensor:
+        """The components of group ``g`` alone: (..., num_inputs, input_dim) -> (..., n_g, D)."""
+        return self.init[g](inputs.flatten(-2)).unflatten(-1, (self.groups[g], self.slot_size))
+
     def forward(self, inputs: torch.Tensor) -> list[torch.Tensor]:
         """inputs: (..., num_inputs, input_dim) -> one (..., n_g, slot_size) per group."""
         flat = inputs.flatten(-2)  # (..., num_inputs * input_dim)
@@ -72,14 +76,16 @@ class AIDDecomposition(nn.Module):
     competitive attention over the input features (module docstring for the equations).
 
     ``num_components`` is an int (one group) or a sequence (e.g. ``(3, 2)``: the binding and
-    the reasoning components of an FWM), all groups sharing the attention weights.
+    the reasoning components of an FWM), all groups sharing the attention weights. With
+    ``num_inputs=None`` there is no initialiser: the backbone passes its own initial slots to
+    :meth:`refine` (the linear Transformer's keys and values).
     Defaults follow the official SAR script (``train.py``: slot 32, MLP 64, 2 iterations).
     """
 
     def __init__(
         self,
         input_dim: int,
-        num_inputs: int,
+        num_inputs: int | None,
         num_components: int | Sequence[int],
         slot_size: int = 32,
         iterations: int = 2,
@@ -92,7 +98,12 @@ class AIDDecomposition(nn.Module):
             raise ValueError(f"iterations must be >= 0, got {iterations}")
         self.groups, self.slot_size = _groups(num_components), slot_size
         self.iterations, self.eps = iterations, eps
-        self.initial = LinearDecomposition(input_dim, num_inputs, self.groups, slot_size)
+        # num_inputs=None: the backbone gives the initial slots to ``refine`` (linear Transformer)
+        self.initial = (
+            None
+            if num_inputs is None
+            else LinearDecomposition(input_dim, num_inputs, self.groups, slot_size)
+        )
         self.to_q = nn.Linear(slot_size, slot_size)
         self.to_k = nn.Linear(input_dim, slot_size)
         self.to_v = nn.Linear(input_dim, slot_size)
@@ -103,8 +114,9 @@ class AIDDecomposition(nn.Module):
         self.out = nn.Linear(2 * slot_size, slot_size)
         self.dropout = nn.Dropout(dropout)  # official: p = 0.5 on the initial slots
 
-    def attend(self, inputs: torch.Tensor, slots0: torch.Tensor):
-        """The iterations of one group. inputs: (..., n_in, d); slots0: (..., n_com, D).
+    def attend(self, inputs: torch.Tensor, slots0: torch.Tensor, mask: torch.Tensor | None = None):
+        """The iterations of one group. inputs: (..., n_in, d); slots0: (..., n_com, D); mask:
+        (..., n_in), True for real inputs (e.g. the words of a padded sentence) or None.
         Returns the refined slots (..., n_com, D) and the last attention (..., n_in, n_com)."""
         k = elu_plus_one(self.to_k(inputs))  # (..., n_in, D)
         v = self.to_v(inputs)  # (..., n_in, D)
@@ -114,17 +126,29 @@ class AIDDecomposition(nn.Module):
             q = elu_plus_one((self.to_q(slots) + slots0) * self.slot_size**-0.5)  # (..., n_com, D)
             attn = torch.softmax(k @ q.transpose(-1, -2), dim=-1)  # (..., n_in, n_com)
             attn = attn + self.eps
-            attn = attn / attn.sum(dim=-2, keepdim=True)  # each slot: a mean over inputs
+            if mask is not None:  # padded inputs take no part in the mean over inputs
+                attn = attn * mask[..., None].to(attn.dtype)
+            # each slot: a mean over inputs (clamped: a fully padded sentence gives zero updates)
+            attn = attn / attn.sum(dim=-2, keepdim=True).clamp_min(self.eps)
             updates = attn.transpose(-1, -2) @ v  # (..., n_com, D)
             slots = slots + self.mlp(self.norm(updates)) / self.slot_size
         return slots, attn
 
+    def refine(self, inputs: torch.Tensor, slots0: torch.Tensor, mask=None):
+        """AID on given initial slots: ``W_o [dropout(S0); S]`` and the last attention map.
+        For backbones whose initial slots come from another view of the input (TPR-RNN:
+        from the sentence vector, attending over its words)."""
+        slots, attn = self.attend(inputs, slots0, mask)
+        return self.out(torch.cat((self.dropout(slots0), slots), dim=-1)), attn
+
     def forward(self, inputs: torch.Tensor, return_attention: bool = False):
         """inputs: (..., num_inputs, input_dim) -> one (..., n_g, slot_size) per group (and the
         last iteration's attention maps (..., num_inputs, n_g) with ``return_attention``)."""
+        if self.initial is None:
+            raise ValueError("built with num_inputs=None: call refine(inputs, initial_slots)")
         outs, maps = [], []
         for slots0 in self.initial(inputs):
-            slots, attn = self.attend(inputs, slots0)
-            outs.append(self.out(torch.cat((self.dropout(slots0), slots), dim=-1)))
+            out, attn = self.refine(inputs, slots0)
+            outs.append(out)
             maps.append(attn)
         return (outs, maps) if return_attention else outs

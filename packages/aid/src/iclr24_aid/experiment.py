@@ -5,24 +5,36 @@ recall (SAR), ratios p in {0, 0.5}, the same seeds for both (paper Section 4.1, 
 Each (method, ratio, seed) is one unit: train with the official optimiser, choose the
 checkpoint on validation (seen combinations at the test length, never the test set), then
 measure train accuracy, unseen-combination (test) accuracy and the roles' cosines.
+
+The other experiments (``Preset.experiments``): ``sys-babi``, TPR-RNN vs TPR-RNN + AID on
+sys-bAbI (paper Section 4.2; local bAbI files), and ``lm``, the linear Transformer vs linear
+Transformer + AID (paper Section 4.4: WikiText-103 from local files; or the CPU demo corpus).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import torch
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option
 
+from .babi import load_babi
 from .claims import make_checks, make_claims
+from .corpus import load_wikitext103, pydoc_corpus, wt103_paths
 from .data import SAR, load_words
 from .figures import plot_curves
 from .fwm import DECOMPOSITIONS, FWM
+from .linear_transformer import LinearTransformerLM
+from .tasks import BabiTrain, LMTrain, babi_accuracy, lm_nll, train_babi, train_lm
+from .tprrnn import TPRRNN
 from .train import TrainConfig, accuracy, role_cosines, train
+
+EXPERIMENTS = ("sar", "sys-babi", "lm")
+CORPORA = ("wikitext-103", "pydoc")
 
 PAPER = Paper(
     title="Attention-based Iterative Decomposition for Tensor Product Representation",
@@ -55,9 +67,58 @@ class Model:
 
 
 @dataclass(frozen=True)
-class Preset:
-    """One SAR reproduction."""
+class SysBabi:
+    """TPR-RNN on sys-bAbI; sizes of the official ``train.py`` and ``models/AID.py``."""
 
+    tasks: tuple[int, ...] = tuple(range(1, 21))
+    """bAbI tasks trained and tested together (official: all 20)."""
+    entity_size: int = 90
+    """Entity vector size (official 90)."""
+    role_size: int = 20
+    """Role vector size (official 20)."""
+    hidden_size: int = 40
+    """TPR-RNN's decomposition MLP hidden units (official 40)."""
+    slot_size: int = 64
+    """AID slot size (official 64)."""
+    mlp_hidden: int = 128
+    """AID MLP hidden units (official 128)."""
+    train: BabiTrain = field(default_factory=BabiTrain)
+
+
+@dataclass(frozen=True)
+class LM:
+    """The linear Transformer LM; defaults are the official ``run.sh`` on WikiText-103."""
+
+    corpus: str = "wikitext-103"
+    """wikitext-103 (local files under <data-dir>/aid/wikitext-103) or pydoc (CPython's help
+    texts, character level: the CPU demo)."""
+    n_layer: int = 16
+    """Layers (official 16)."""
+    d_model: int = 128
+    """Model width (official 128)."""
+    n_head: int = 8
+    """Heads (official 8)."""
+    d_head: int = 16
+    """Head size (official 16)."""
+    d_inner: int = 2048
+    """Feed-forward hidden units (official 2048)."""
+    dropout: float = 0.1
+    """Dropout (official 0.1)."""
+    aid_every: int = 4
+    """AID in layers 0, k, 2k... (official n_decomposition_layer 4)."""
+    phi: str = "elu"
+    """Feature map: elu (ELU + 1, official attn_type 9998) or dpfp."""
+    cutoffs: tuple[int, ...] = (20000, 40000, 200000)
+    """Adaptive-softmax cutoffs (Transformer-XL's for WikiText-103); () for a tied softmax."""
+    train: LMTrain = field(default_factory=LMTrain)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One reproduction: SAR, and optionally sys-bAbI and language modelling."""
+
+    experiments: tuple[str, ...] = ("sar",)
+    """Which experiments run: sar (FWM), sys-babi (TPR-RNN), lm (linear Transformer)."""
     seeds: tuple[int, ...] = (0, 1, 2)
     """Seeds (weights, data stream, test pairings); official train.sh uses 10."""
     words: int = 16
@@ -76,8 +137,16 @@ class Preset:
     """Official optimiser (Adam 1e-3, batch 64, clip 50); 800 steps instead of 30000."""
     data: str = "generated"
     """generated tokens, or words (the paper's 1000-word list from --data-dir)."""
+    babi: SysBabi = field(default_factory=SysBabi)
+    lm: LM = field(default_factory=LM)
 
     def __post_init__(self):
+        if not self.experiments or any(e not in EXPERIMENTS for e in self.experiments):
+            raise ValueError(f"experiments must be among {EXPERIMENTS}")
+        if self.lm.corpus not in CORPORA:
+            raise ValueError(f"lm.corpus must be one of {CORPORA}")
+        if not self.babi.tasks or any(not 1 <= t <= 20 for t in self.babi.tasks):
+            raise ValueError("babi.tasks must lie in 1..20")
         if self.data not in ("generated", "words"):
             raise ValueError("data must be generated or words")
         if self.words < 2 or not 1 <= self.pairs <= 2 * self.words:
@@ -104,6 +173,7 @@ PRESETS = {
     "default": Preset(),
     # official SAR scale: train.py defaults, 1000 words, N = 100, 10 seeds, p in {0, 0.5, 1}
     "paper": Preset(
+        experiments=EXPERIMENTS,  # + sys-bAbI (official TPR-RNN code) and WikiText-103
         seeds=(0, 1111, 2222, 3333, 4444, 5555, 6666, 7777, 8888, 9999),
         words=250,
         pairs=100,
@@ -113,6 +183,29 @@ PRESETS = {
             embedding_size=50, hidden_size=256, mem_size=32, mlp_hidden=64, input_proj_size=32
         ),
         train=TrainConfig(),
+    ),  # fmt: skip
+    # the linear Transformer vs + AID on CPython's help texts (characters): a CPU demo of the
+    # LM backbone at a toy scale, not the paper's WikiText-103 setting
+    "lm-demo": Preset(
+        experiments=("lm",),
+        lm=LM(
+            corpus="pydoc",
+            n_layer=4,
+            d_model=64,
+            n_head=4,
+            d_head=16,
+            d_inner=128,
+            cutoffs=(),
+            train=LMTrain(
+                steps=150,
+                batch_size=16,
+                tgt_len=64,
+                lr=2e-3,
+                warmup=20,
+                eval_every=75,
+                eval_tokens=8192,
+            ),
+        ),
     ),  # fmt: skip
 }
 
@@ -161,11 +254,79 @@ def measure(preset: Preset, method: str, ratio: float, seed: int, log) -> dict:
     return {prefix + k: float(v) for k, v in out.items()}, res.history
 
 
+def measure_babi(preset: Preset, data, method: str, seed: int, log) -> dict:
+    """Train TPR-RNN (``linear``: its own decomposition) or TPR-RNN + AID on every task; the
+    checkpoint best on validation; accuracy on the sys-bAbI test (renamed entities)."""
+    torch.manual_seed(seed)
+    b = preset.babi
+    model = TPRRNN(len(data.vocab), data.max_words, method, entity_size=b.entity_size,
+                   role_size=b.role_size, hidden_size=b.hidden_size, slot_size=b.slot_size,
+                   mlp_hidden=b.mlp_hidden, iterations=preset.model.iterations)  # fmt: skip
+    train_cfg = b.train if method == "aid" else replace(b.train, reconstruction=0.0)
+    t0 = time.perf_counter()
+    model, _ = train_babi(model, data, train_cfg, seed, desc=f"babi {method} s{seed}")
+    seconds = time.perf_counter() - t0
+    valid, _ = babi_accuracy(model, data, "valid")
+    test, _ = babi_accuracy(model, data, "test")
+    out = {
+        "valid_acc": float(np.mean(list(valid.values()))),
+        "sys_test_acc": float(np.mean(list(test.values()))),
+        "sys_failed_tasks": float(sum(a < 0.95 for a in test.values())),  # bAbI: error > 5 %
+        "train_seconds": seconds,
+    }
+    log.info("babi %s seed %d: valid %.3f, sys-test %.3f, %.0f s", method, seed,
+             out["valid_acc"], out["sys_test_acc"], seconds)  # fmt: skip
+    return {f"babi/{method}/{k}": v for k, v in out.items()}
+
+
+def measure_lm(preset: Preset, corpus, method: str, seed: int, log) -> dict:
+    """Train the linear Transformer (``linear``) or + AID; perplexities at the checkpoint best on
+    validation (segments of tgt_len, no memory)."""
+    torch.manual_seed(seed)
+    lm = preset.lm
+    model = LinearTransformerLM(len(corpus.vocab), method, lm.n_layer, lm.d_model, lm.n_head,
+                                lm.d_head, lm.d_inner, lm.dropout, lm.aid_every, lm.phi,
+                                lm.cutoffs)  # fmt: skip
+    t0 = time.perf_counter()
+    model, _ = train_lm(model, corpus, lm.train, seed, desc=f"lm {method} s{seed}")
+    seconds = time.perf_counter() - t0
+    valid = corpus.valid[: lm.train.eval_tokens] if lm.train.eval_tokens else corpus.valid
+    test = corpus.test[: lm.train.eval_tokens] if lm.train.eval_tokens else corpus.test
+    out = {
+        "valid_ppl": float(np.exp(lm_nll(model, valid, lm.train.tgt_len))),
+        "test_ppl": float(np.exp(lm_nll(model, test, lm.train.tgt_len))),
+        "params": float(sum(p.numel() for p in model.parameters())),
+        "train_seconds": seconds,
+    }
+    log.info("lm %s seed %d: valid ppl %.3f, test ppl %.3f, %.0f s", method, seed,
+             out["valid_ppl"], out["test_ppl"], seconds)  # fmt: skip
+    return {f"lm/{method}/{k}": v for k, v in out.items()}
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
-    if preset.data == "words":
+    # every dataset the preset needs is checked before anything trains
+    if "sar" in preset.experiments and preset.data == "words":
         load_words(ctx.data_dir)  # fails at once, with where to get it, if absent
+    if "lm" in preset.experiments and preset.lm.corpus == "wikitext-103":
+        wt103_paths(ctx.data_dir)
+    babi = load_babi(ctx.data_dir, preset.babi.tasks) if "sys-babi" in preset.experiments else None
     metrics, curves = Metrics(), {}
+    if babi is not None:
+        for seed in ctx.seeds:
+            for method in preset.methods:
+                metrics.update(seed, ctx.cached(f"babi/{method}/seed{seed}",
+                    lambda m=method, s=seed: measure_babi(preset, babi, m, s, ctx.log)))  # fmt: skip
+            ctx.save_partial(metrics)
+    if "lm" in preset.experiments:
+        corpus = pydoc_corpus() if preset.lm.corpus == "pydoc" else load_wikitext103(ctx.data_dir)
+        for seed in ctx.seeds:
+            for method in preset.methods:
+                metrics.update(seed, ctx.cached(f"lm/{method}/seed{seed}",
+                    lambda m=method, s=seed: measure_lm(preset, corpus, m, s, ctx.log)))  # fmt: skip
+            ctx.save_partial(metrics)
+    if "sar" not in preset.experiments:
+        return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
     for seed in ctx.seeds:  # the split the claims rely on, measured on the generated data
         task = SAR(preset.words, max(preset.ratios), seed)
         test = task.test()
