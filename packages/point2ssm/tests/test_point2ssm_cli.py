@@ -18,6 +18,8 @@ from iclr24_point2ssm.experiment import main
         (["--preset", "smoke", "--steps", "0"], "steps must be >= 1"),
         (["--preset", "smoke", "--set", "num_output=999"], "num_output must be <= num_input"),
         (["--preset", "smoke", "--set", "data=cad"], "data must be"),
+        (["--preset", "smoke", "--set", "train_sizes=16"], "train_sizes must be between"),
+        (["--preset", "smoke", "--set", "sparse_sweep=4"], "sparse_sweep sizes must be >= k"),
         (["--preset", "paper"], "jadie1/Point2SSM"),
     ],
 )
