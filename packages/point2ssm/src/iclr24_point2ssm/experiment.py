@@ -373,7 +373,7 @@ def run(ctx: RunContext) -> Report:
         add_degradation(metrics, seed, seed_cd)
         all_cd[seed] = seed_cd
         for n in preset.sparse_sweep:  # the trained models on sparser clean input
-            for method in TRAINED:
+            for method in (m for m in TRAINED if ("clean", m) in trained):
                 res = ctx.cached(f"seed{seed}/points{n}/{method}/eval",
                                  lambda m=method, n=n, d=data, t=trained["clean", method]:
                                  eval_unit(ctx, d, m, Perturbation(num_points=n), t))  # fmt: skip
