@@ -3,7 +3,7 @@ and the robustness measure is the per-seed relative CD increase."""
 
 import pytest
 from iclr24_point2ssm.claims import make_claims
-from iclr24_point2ssm.experiment import PRESETS, TRAINED, add_degradation
+from iclr24_point2ssm.experiment import PRESETS, TRAINED, add_degradation, add_sweep_point
 from iclr24_point2ssm.train import tail_drop
 
 from iclr24_common import Metrics
@@ -49,3 +49,24 @@ def test_robustness_compares_relative_increases_with_the_best_baseline():
 def test_tail_drop_is_near_zero_on_a_flat_curve_and_positive_while_falling():
     assert tail_drop([1.0] * 100) == pytest.approx(0.0)
     assert tail_drop([1.0 / (1 + i) for i in range(100)]) > 0.1
+
+
+@pytest.mark.parametrize(
+    "rise_ours,rise_base,holds",
+    [((0.10, 0.11, 0.12), (0.30, 0.32, 0.31), True),  # Point2SSM degrades less
+     ((0.30, 0.32, 0.31), (0.10, 0.11, 0.12), False),  # it degrades more
+     ((0.10, 0.30, 0.20), (0.21, 0.19, 0.22), False)],  # a win within seed noise
+)  # fmt: skip
+def test_train_size_claim_compares_relative_cd_increases(rise_ours, rise_base, holds):
+    preset = PRESET.__class__(seeds=(0, 1, 2), conditions=("clean",), train_sizes=(4, 8))
+    m = Metrics()
+    for seed in range(3):
+        for method in TRAINED:
+            m.add(f"clean/{method}/cd", seed, 0.1)
+        for method, rise in (("point2ssm", rise_ours), ("pn-ae", rise_base)):
+            for n in (4, 8):  # only the smallest size decides
+                value = {"cd": 0.1 * (1 + rise[seed] * (n == 4)), "p2s": 0.05}
+                add_sweep_point(m, seed, f"train{n}/{method}/", value, 0.1)
+    claim = by_id(make_claims(m, preset))["robust-train-size"]
+    assert claim.holds is holds and "pn-ae" in claim.statement
+    assert m.values("train4/point2ssm/cd_increase") == pytest.approx(rise_ours)

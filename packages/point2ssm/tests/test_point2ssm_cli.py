@@ -18,6 +18,8 @@ from iclr24_point2ssm.experiment import main
         (["--preset", "smoke", "--steps", "0"], "steps must be >= 1"),
         (["--preset", "smoke", "--set", "num_output=999"], "num_output must be <= num_input"),
         (["--preset", "smoke", "--set", "data=cad"], "data must be"),
+        (["--preset", "smoke", "--set", "train_sizes=16"], "train_sizes must be between"),
+        (["--preset", "smoke", "--set", "sparse_sweep=4"], "sparse_sweep sizes must be >= k"),
         (["--preset", "paper"], "jadie1/Point2SSM"),
     ],
 )
@@ -99,7 +101,8 @@ def test_paper_preset_runs_on_a_mesh_folder(tmp_path, monkeypatch):
             m = o3d.geometry.TriangleMesh.create_sphere(radius=1.0, resolution=6)
             m.vertices = o3d.utility.Vector3dVector(np.asarray(m.vertices) * rng.uniform(0.5, 2, 3))
             o3d.io.write_triangle_mesh(str(root / f"{split}_meshes/m{i}.ply"), m)
-    tiny = dataclasses.replace(experiment.PRESETS["smoke"], data="meshes", steps=3)
+    tiny = dataclasses.replace(experiment.PRESETS["smoke"], data="meshes", steps=3,
+                               train_sizes=(4,))  # fmt: skip
     monkeypatch.setitem(experiment.PRESETS, "paper", tiny)
     out = tmp_path / "paper"
     argv = ["reproduce", "--preset", "paper", "--data-dir", str(tmp_path / "data"),
@@ -114,4 +117,6 @@ def test_paper_preset_runs_on_a_mesh_folder(tmp_path, monkeypatch):
         "clean/dg-ae/train_loss" in res["metrics"] and "sparse/pn-ae/train_loss" in res["metrics"]
     )
     ids = {c["id"] for c in res["claims"]}
-    assert ids == {"cd", "p2s", "compactness", "generalization", "specificity", "robust-sparse"}
+    assert ids == {"cd", "p2s", "compactness", "generalization", "specificity", "robust-sparse",
+                   "robust-train-size"}  # fmt: skip
+    assert "train4/point2ssm/cd" in res["metrics"] and "points16/dg-ae/cd" in res["metrics"]

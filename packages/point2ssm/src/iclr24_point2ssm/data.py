@@ -96,9 +96,10 @@ class Population:
 
     def subset(self, idx) -> Population:
         idx = np.asarray(idx)
+        pick = lambda a: [a[i] for i in idx] if isinstance(a, list) else a[idx]  # noqa: E731
         return Population(
-            self.vertices[idx],
-            self.triangles,
+            pick(self.vertices),  # meshes of different sizes are lists
+            pick(self.triangles) if isinstance(self.triangles, list) else self.triangles,
             self.coeffs[idx] if len(self.coeffs) else self.coeffs,
             self.pool[idx],
             self.gt[idx],

@@ -25,7 +25,7 @@ from iclr24_common import (
 )
 
 from .baselines import CPAE, AutoEncoder, AutoEncoderConfig, CPAEConfig, no_correspondence
-from .claims import make_checks, make_claims
+from .claims import best_baseline, make_checks, make_claims
 from .data import (
     Perturbation,
     Population,
@@ -36,7 +36,7 @@ from .data import (
     mesh_split_dirs,
     open3d,
 )
-from .figures import plot_loss_curves, plot_modes, plot_ssm_curves
+from .figures import plot_loss_curves, plot_modes, plot_ssm_curves, plot_sweep
 from .point2ssm import EncoderConfig, Point2SSM, Point2SSMConfig, chamfer_distance
 from .shape_model import (
     ShapeModel,
@@ -104,6 +104,13 @@ class Preset:
     """CPAE: epoch from which its cross-reconstruction loss is on (official: 100)."""
     conditions: tuple[str, ...] = CONDITIONS
     """Input conditions to run."""
+    sparse_sweep: tuple[int, ...] = ()
+    """Sparse-input sweep: input point counts at which every trained model is also tested
+    (clean test shapes; the paper's sparse-input study). Empty: no sweep."""
+    train_sizes: tuple[int, ...] = ()
+    """Training-size sweep: smaller training populations (the first n training shapes, same
+    test shapes and steps) on which Point2SSM and the strongest baseline (the best clean CD of
+    the main comparison) are trained again (the paper's limited-training-data study)."""
     train_on_perturbed: bool = True
     """Train a model per condition with perturbed inputs (official), else train on clean only."""
     max_modes: int = 10
@@ -112,7 +119,8 @@ class Preset:
     """Samples drawn for specificity."""
 
     def __post_init__(self):
-        object.__setattr__(self, "conditions", tuple(self.conditions))  # a list from the CLI
+        for name in ("conditions", "sparse_sweep", "train_sizes"):  # lists from the CLI
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         if self.data not in ("generated", "meshes"):
             raise ValueError("data must be 'generated' or 'meshes'")
         if not self.conditions or set(self.conditions) - set(CONDITIONS):
@@ -125,6 +133,10 @@ class Preset:
             raise ValueError("n_test must be >= 3 (generalization is leave-one-out)")
         if self.num_output > self.num_input:
             raise ValueError("num_output must be <= num_input (the no-correspondence floor)")
+        if any(not self.k <= n for n in self.sparse_sweep):
+            raise ValueError("sparse_sweep sizes must be >= k (the DGCNN's k-NN)")
+        if any(not 1 <= n < self.n_train for n in self.train_sizes):
+            raise ValueError("train_sizes must be between 1 and n_train - 1")
         if self.lr <= 0 or self.noise < 0 or not 0 <= self.missing < 1:
             raise ValueError("lr must be > 0, noise >= 0 and 0 <= missing < 1")
 
@@ -134,12 +146,14 @@ PRESETS = {
     "smoke": Preset(seeds=(0,), n_train=16, n_test=12, num_input=64, num_output=32, k=10,
                     bb_size=2, d_ff=64, latent=32, steps=10, lr=1e-3, max_modes=5,
                     spec_samples=50, sparse_points=24, train_on_perturbed=False,
-                    cpae_cross_after_epochs=1),
+                    cpae_cross_after_epochs=1, sparse_sweep=(16, 32), train_sizes=(8,)),
     # slim CPU configuration: N=128, M=64, narrow DGCNN; every model trained on clean input
-    # (one model per method and seed) and tested on every condition; 400 steps = 80 epochs
+    # (one model per method and seed) and tested on every condition; 400 steps = 80 epochs;
+    # sparse sweep N = 16..128 of the trained models; training-size sweep 10 / 20 / 40 shapes
     "default": Preset(num_input=128, num_output=64, k=16, bb_size=2, d_ff=256, steps=400,
                       lr=1e-3, sparse_points=32, train_on_perturbed=False,
-                      cpae_cross_after_epochs=40),
+                      cpae_cross_after_epochs=40, sparse_sweep=(16, 32, 64, 128),
+                      train_sizes=(10, 20)),
     # the paper's sizes on the official spleen meshes (GPU expected)
     "paper": Preset(seeds=(0,), data="meshes"),
 }  # fmt: skip
@@ -251,10 +265,14 @@ class SeedData:
         return self._pops
 
 
-def train_unit(ctx: RunContext, data: SeedData, method: str, cond: str) -> dict:
-    """Train one model on one seed's training shapes with one input condition."""
+def train_unit(ctx: RunContext, data: SeedData, method: str, cond: str,
+               n_train: int | None = None) -> dict:  # fmt: skip
+    """Train one model on one seed's training shapes (the first ``n_train`` of them, else
+    all) with one input condition."""
     preset, seed = ctx.preset, data.seed
     train_set = data.pops[0]
+    if n_train is not None:
+        train_set = train_set.subset(range(n_train))
     seed_everything(seed)
     model = build(method, preset).to(ctx.torch_device)
     cfg = TrainConfig(steps=preset.steps, lr=preset.lr, batch_size=preset.batch_size,
@@ -268,21 +286,20 @@ def train_unit(ctx: RunContext, data: SeedData, method: str, cond: str) -> dict:
         cfg,
         seed,
         desc=f"seed {seed} {cond} {method}",
-        checkpoint=ctx.path(f"checkpoints/seed{seed}-{cond}-{method}.pt"),
+        checkpoint=ctx.path(f"checkpoints/seed{seed}-{cond}-{method}-n{n_train or 'all'}.pt"),
         resume=ctx.resume,
     )
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     return {"state": state, "losses": losses, "seconds": time.perf_counter() - t0}
 
 
-def eval_unit(ctx: RunContext, data: SeedData, method: str, cond: str,
+def eval_unit(ctx: RunContext, data: SeedData, method: str, pert: Perturbation,
               trained: dict | None) -> dict:  # fmt: skip
-    """Correspondences of the test shapes under one input condition, and their metrics."""
+    """Correspondences of the test shapes under one input perturbation, and their metrics."""
     preset, seed = ctx.preset, data.seed
     test = data.pops[1]
     g_test = torch.Generator().manual_seed(10_000 + seed)  # the same test inputs for every method
-    x = draw_inputs(torch.as_tensor(test.pool, dtype=torch.float32), perturbation(cond, preset),
-                    g_test)  # fmt: skip
+    x = draw_inputs(torch.as_tensor(test.pool, dtype=torch.float32), pert, g_test)
     if trained is None:
         y = no_correspondence(x, preset.num_output, g_test.manual_seed(seed))
     else:
@@ -304,6 +321,16 @@ def add_degradation(metrics: Metrics, seed: int, cd: dict[tuple[str, str], float
             metrics.add(f"{cond}/{method}/cd_increase", seed, value / cd["clean", method] - 1)
 
 
+def add_sweep_point(metrics: Metrics, seed: int, prefix: str, values: dict,
+                    clean_cd: float | None) -> None:  # fmt: skip
+    """A sweep point's CD and P2S, and its relative CD increase over the same method's main
+    model on clean input (same seed)."""
+    metrics.add(f"{prefix}cd", seed, values["cd"])
+    metrics.add(f"{prefix}p2s", seed, values["p2s"])
+    if clean_cd is not None:
+        metrics.add(f"{prefix}cd_increase", seed, values["cd"] / clean_cd - 1)
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     open3d()  # meshes, surface sampling and P2S: a missing open3d/libusb stops the run at once
@@ -311,7 +338,7 @@ def run(ctx: RunContext) -> Report:
         mesh_split_dirs(mesh_root(preset, ctx.data_dir), require=True)
     ctx.log.info("preset %s: %s", ctx.preset_name, preset)
     metrics, curves, last_y = Metrics(), {}, {}
-    trained_steps, losses = {}, {}
+    trained_steps, losses, all_cd = {}, {}, {}
     train_conds = preset.conditions if preset.train_on_perturbed else ("clean",)
     for seed in ctx.seeds:
         data = SeedData(preset, ctx.data_dir, seed)
@@ -333,7 +360,7 @@ def run(ctx: RunContext) -> Report:
                 model = trained.get((tc, method))  # None: the untrained floor
                 res = ctx.cached(f"seed{seed}/{cond}/{method}/eval",
                                  lambda m=method, c=cond, d=data, t=model:
-                                 eval_unit(ctx, d, m, c, t))  # fmt: skip
+                                 eval_unit(ctx, d, m, perturbation(c, preset), t))  # fmt: skip
                 metrics.update(seed, res["metrics"], prefix=f"{cond}/{method}/")
                 seed_cd[cond, method] = res["metrics"]["cd"]
                 curves.setdefault(f"{cond}/{method}", []).append(res["curves"])
@@ -344,7 +371,44 @@ def run(ctx: RunContext) -> Report:
                              cond, method, m["p2s"], m["cd"], m["compactness@3"],
                              f"{m['mode1_r2']:.3f}" if "mode1_r2" in m else "n/a")  # fmt: skip
         add_degradation(metrics, seed, seed_cd)
+        all_cd[seed] = seed_cd
+        for n in preset.sparse_sweep:  # the trained models on sparser clean input
+            for method in (m for m in TRAINED if ("clean", m) in trained):
+                res = ctx.cached(f"seed{seed}/points{n}/{method}/eval",
+                                 lambda m=method, n=n, d=data, t=trained["clean", method]:
+                                 eval_unit(ctx, d, m, Perturbation(num_points=n), t))  # fmt: skip
+                add_sweep_point(metrics, seed, f"points{n}/{method}/", res["metrics"],
+                                seed_cd.get(("clean", method)))  # fmt: skip
         ctx.save_partial(metrics)
+    if preset.train_sizes and "clean" in preset.conditions:
+        # the training-size sweep: Point2SSM and the strongest baseline of this run's main
+        # comparison (best mean clean CD over seeds), on the first n training shapes
+        best = best_baseline(metrics, "clean/{}/cd", higher=False)
+        ctx.log.info("training-size sweep %s: point2ssm and %s", preset.train_sizes, best)
+        for seed in ctx.seeds:
+            data = SeedData(preset, ctx.data_dir, seed)
+            for n in preset.train_sizes:
+                for method in ("point2ssm", best):
+                    t = ctx.cached(f"seed{seed}/train{n}/{method}/train",
+                                   lambda m=method, n=n, d=data:
+                                   train_unit(ctx, d, m, "clean", n))  # fmt: skip
+                    trained_steps[f"seed{seed}/train{n}/{method}"] = len(t["losses"])
+                    losses.setdefault(f"train{n}/{method}", []).append(t["losses"])
+                    res = ctx.cached(f"seed{seed}/train{n}/{method}/eval",
+                                     lambda m=method, d=data, t=t:
+                                     eval_unit(ctx, d, m, perturbation("clean", preset), t))  # fmt: skip
+                    add_sweep_point(metrics, seed, f"train{n}/{method}/", res["metrics"],
+                                    all_cd[seed].get(("clean", method)))  # fmt: skip
+            ctx.save_partial(metrics)
+        names = {n: f"train{n}/{{}}/cd" for n in preset.train_sizes}
+        names[preset.n_train] = "clean/{}/cd"  # the main comparison's models
+        ctx.save_figure(plot_sweep(metrics, names, ("point2ssm", best), "training shapes",
+                                   "test CD vs training-set size"), "train_size.png")  # fmt: skip
+    if preset.sparse_sweep:
+        names = {n: f"points{n}/{{}}/cd" for n in preset.sparse_sweep}
+        ctx.save_figure(plot_sweep(metrics, names, TRAINED, "input points N",
+                                   "test CD vs input points (trained at "
+                                   f"N={preset.num_input})"), "sparse_input.png")  # fmt: skip
     ctx.save_figure(plot_loss_curves(losses), "training_loss.png")
     cond = preset.conditions[0]
     ctx.save_figure(plot_ssm_curves(curves, METHODS, cond), "ssm_metrics.png")

@@ -52,3 +52,25 @@ def plot_loss_curves(losses: dict[str, list[list[float]]], window: int = 20):
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def plot_sweep(metrics, names: dict[int, str], methods, xlabel: str, title: str):
+    """Mean +/- sd over seeds of one metric along a sweep; ``names`` maps each x to the
+    metric's name with ``{}`` for the method."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    xs = sorted(names)
+    for method in methods:
+        have = [x for x in xs if names[x].format(method) in metrics]
+        if have:
+            mean = [metrics.mean(names[x].format(method)) for x in have]
+            sd = [metrics.std(names[x].format(method)) for x in have]
+            ax.errorbar(have, mean, yerr=sd, label=method, capsize=2, marker="o")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("Chamfer distance (CD, lower better)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
