@@ -1,12 +1,14 @@
 """The generated series, the time covariates, the real loaders on small files the tests write,
 and the bundled sets (sktime's UEA files, vega_datasets' Seattle series) read offline."""
 
+import json
 import socket
+from pathlib import Path
 
 import numpy as np
 import pytest
 from iclr24_autotcl import load_forecast_csv, make_ett_like, time_features
-from iclr24_autotcl.data import load_classification, load_seattle, read_ts
+from iclr24_autotcl.data import load_classification, load_seattle, read_ts, wheel_file
 
 from iclr24_common import MissingDataError
 
@@ -125,3 +127,17 @@ def test_seattle_loads_offline_and_matches_vega_datasets(offline):
     # hour-of-day covariate follows the timestamps
     hours = ref["date"].dt.hour.to_numpy()
     assert np.corrcoef(task.data[0, :, 1], hours)[0, 1] > 0.999
+
+
+@pytest.mark.parametrize("name", ["JapaneseVowels", "BasicMotions"])
+def test_read_ts_agrees_with_sktimes_loader(name):
+    """Our parser against sktime's ``load_from_tsfile`` on the bundled files (a fixture of its
+    outputs: lengths, sums, labels; see its provenance field)."""
+    ref = json.loads((Path(__file__).parent / "fixtures" / "sktime_uea.json").read_text())
+    for split in ("TRAIN", "TEST"):
+        X, y = read_ts(wheel_file("sktime", "datasets", "data", name, f"{name}_{split}.ts"))
+        expected = ref[f"{name}_{split}"]
+        assert [v.lower() for v in y] == expected["labels"]  # sktime lower-cases the labels
+        assert (~np.isnan(X).all(axis=-1)).sum(axis=1).tolist() == expected["lengths"]
+        np.testing.assert_allclose(np.nansum(X, axis=(0, 1)), expected["channel_sums"], atol=1e-4)
+        np.testing.assert_allclose(np.nansum(X, axis=(1, 2)), expected["series_sums"], atol=1e-4)
