@@ -1,8 +1,14 @@
-"""The generated series, the time covariates, and the real loader on a small CSV."""
+"""The generated series, the time covariates, the real loaders on small files the tests write,
+and the bundled sets (sktime's UEA files, vega_datasets' Seattle series) read offline."""
+
+import json
+import socket
+from pathlib import Path
 
 import numpy as np
 import pytest
 from iclr24_autotcl import load_forecast_csv, make_ett_like, time_features
+from iclr24_autotcl.data import load_classification, load_seattle, read_ts, wheel_file
 
 from iclr24_common import MissingDataError
 
@@ -54,3 +60,84 @@ def test_load_forecast_csv_reads_a_small_file(tmp_path):
 def test_missing_file_says_where_and_how(tmp_path):
     with pytest.raises(MissingDataError, match="ETTh1.csv"):
         load_forecast_csv(tmp_path, "ETTh1")
+
+
+# ----------------------------------------------------------------------------- bundled data
+@pytest.fixture
+def offline(monkeypatch):
+    """Any attempt to open a network connection fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a loader tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_read_ts_pads_unequal_lengths_and_reads_missing_values(tmp_path):
+    path = tmp_path / "x.ts"
+    path.write_text("# a comment\n@problemName x\n@classLabel true a b\n@data\n"
+                    "1,2,3:4,5,6:a\n7,?:8,9:b\n")  # fmt: skip
+    X, y = read_ts(path)
+    assert X.shape == (2, 3, 2) and list(y) == ["a", "b"]
+    np.testing.assert_array_equal(X[0], [[1, 4], [2, 5], [3, 6]])
+    np.testing.assert_array_equal(X[1, :2, 1], [8, 9])
+    assert np.isnan(X[1, 1, 0]) and np.isnan(X[1, 2]).all()
+
+
+def test_uea_archive_folder_and_missing_data(tmp_path):
+    folder = tmp_path / "autotcl" / "UEA" / "Toy"
+    folder.mkdir(parents=True)
+    (folder / "Toy_TRAIN.ts").write_text("@data\n0,2:1,1:up\n2,4:3,3:down\n")
+    with pytest.raises(MissingDataError, match="Toy_TEST.ts"):
+        load_classification("Toy", tmp_path)
+    (folder / "Toy_TEST.ts").write_text("@data\n1,1,1:2,2,2:up\n")
+    task = load_classification("Toy", tmp_path)
+    assert task.classes == ("down", "up") and list(task.train_y) == [1, 0]
+    # standardised per channel on the training values only (channel 0: mean 2, std sqrt 2)
+    np.testing.assert_allclose(task.train_x[0, :, 0], [-2 / np.sqrt(2), 0], atol=1e-6)
+    assert task.test_x.shape == (1, 3, 2) and list(task.test_y) == [1]
+
+
+def test_bundled_uea_sets_load_offline(offline):
+    basic = load_classification("BasicMotions")
+    assert basic.train_x.shape == (40, 100, 6) and basic.test_x.shape == (40, 100, 6)
+    assert len(basic.classes) == 4 and np.bincount(basic.train_y).tolist() == [10] * 4
+    vowels = load_classification("JapaneseVowels")  # variable length 7..29, 12 channels
+    assert vowels.train_x.shape[::2] == (270, 12) and vowels.test_x.shape[::2] == (370, 12)
+    assert len(vowels.classes) == 9 and np.isnan(vowels.train_x).any()
+    flat = vowels.train_x.reshape(-1, 12)
+    np.testing.assert_allclose(np.nanmean(flat, 0), 0, atol=1e-5)
+    np.testing.assert_allclose(np.nanstd(flat, 0), 1, atol=1e-4)
+
+
+def test_seattle_loads_offline_and_matches_vega_datasets(offline):
+    task = load_seattle()
+    assert task.data.shape == (1, 8759, 8)
+    assert (task.train, task.valid, task.test) == (
+        slice(0, 5255),
+        slice(5255, 7007),
+        slice(7007, 8759),
+    )
+    from vega_datasets import data  # the package's own reader of the same local file
+
+    ref = data.seattle_temps()  # use_local=True by default: no network (the fixture checks)
+    raw = task.target[0, :, 0] * task.std[0] + task.mean[0]
+    np.testing.assert_allclose(raw, ref["temp"].to_numpy(), atol=1e-3)
+    # hour-of-day covariate follows the timestamps
+    hours = ref["date"].dt.hour.to_numpy()
+    assert np.corrcoef(task.data[0, :, 1], hours)[0, 1] > 0.999
+
+
+@pytest.mark.parametrize("name", ["JapaneseVowels", "BasicMotions"])
+def test_read_ts_agrees_with_sktimes_loader(name):
+    """Our parser against sktime's ``load_from_tsfile`` on the bundled files (a fixture of its
+    outputs: lengths, sums, labels; see its provenance field)."""
+    ref = json.loads((Path(__file__).parent / "fixtures" / "sktime_uea.json").read_text())
+    for split in ("TRAIN", "TEST"):
+        X, y = read_ts(wheel_file("sktime", "datasets", "data", name, f"{name}_{split}.ts"))
+        expected = ref[f"{name}_{split}"]
+        assert [v.lower() for v in y] == expected["labels"]  # sktime lower-cases the labels
+        assert (~np.isnan(X).all(axis=-1)).sum(axis=1).tolist() == expected["lengths"]
+        np.testing.assert_allclose(np.nansum(X, axis=(0, 1)), expected["channel_sums"], atol=1e-4)
+        np.testing.assert_allclose(np.nansum(X, axis=(1, 2)), expected["series_sums"], atol=1e-4)

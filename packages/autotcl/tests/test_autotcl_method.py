@@ -16,6 +16,7 @@ from iclr24_autotcl import (
     local_info_nce,
 )
 from iclr24_autotcl.autotcl import AdamW
+from iclr24_autotcl.baselines import TS2Vec, centerize_vary_length_series
 
 
 def tiny(**kw):
@@ -162,3 +163,31 @@ def test_random_mask_keeps_the_requested_share():
     model = tiny(augmentation="random", keep_ratio=0.3)
     keep = model.mask_keep_rate(np.ones((1, 2000, 3), dtype=np.float32), samples=4)
     assert keep.mean() == pytest.approx(0.3, abs=0.01)
+
+
+def test_one_encode_for_autotcl_and_ts2vec():
+    assert AutoTCL.encode is TS2Vec.encode
+    model = TS2Vec(3, 8, 8, depth=2)
+    x = np.random.default_rng(0).standard_normal((2, 30, 3)).astype(np.float32)
+    np.testing.assert_array_equal(model.encode(x, full_series=True),
+                                  encode_series(model.net.module, x).max(axis=1))  # fmt: skip
+
+
+def test_centerize_vary_length_series_matches_the_official_rule():
+    x = np.full((2, 6, 1), np.nan)
+    x[0, :2, 0] = [1, 2]  # 0 before, 4 after -> shifted right by 2
+    x[1, 3:, 0] = [3, 4, 5]  # 3 before, 0 after -> shifted left by 2
+    out = centerize_vary_length_series(x)[..., 0]
+    np.testing.assert_array_equal(out[0, 2:4], [1, 2])
+    assert np.isnan(out[0, [0, 1, 4, 5]]).all()
+    # official: offset = (prefix + suffix) // 2 - prefix = (3 + 0) // 2 - 3 = -2
+    np.testing.assert_array_equal(out[1, 1:4], [3, 4, 5])
+
+
+def test_ts2vec_trains_on_variable_length_series():
+    x = np.random.default_rng(0).standard_normal((8, 20, 2)).astype(np.float32)
+    x[::2, 12:] = np.nan  # padded at the end, as JapaneseVowels
+    model = TS2Vec(2, 8, 8, depth=2, batch_size=4)
+    losses = model.fit(x, n_iters=3)
+    assert len(losses) == 3 and np.isfinite(losses).all()
+    assert np.isfinite(model.encode(x, full_series=True)).all()

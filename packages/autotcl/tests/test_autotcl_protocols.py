@@ -1,9 +1,12 @@
-"""The ridge forecasting protocol: sklearn's Ridge, pairing, and alpha never chosen on test."""
+"""The ridge forecasting protocol (sklearn's Ridge, pairing, alpha never chosen on test) and
+the SVM classification protocol (C chosen on the training set only)."""
 
 import numpy as np
 from iclr24_autotcl import eval_forecasting, fit_ridge, make_ett_like, pred_samples
-from iclr24_autotcl.protocols import ALPHAS, ridge_path
+from iclr24_autotcl.protocols import ALPHAS, SVM_C, eval_classification, fit_svm, ridge_path
 from sklearn.linear_model import Ridge
+from sklearn.model_selection import cross_val_score
+from sklearn.svm import SVC
 
 
 def test_ridge_path_agrees_with_sklearn():
@@ -40,3 +43,28 @@ def test_alpha_is_chosen_on_validation_never_on_test():
         err = va[0] @ coef + b - va[1]
         scores.append(np.sqrt((err**2).mean()) + np.abs(err).mean())
     assert ALPHAS[int(np.argmin(scores))] == fit_ridge(*tr, *va)[2] == base["alpha_h24"]
+
+
+# ----------------------------------------------------------------------------- classification
+def blobs(n, seed, shift=1.5):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    return rng.standard_normal((n, 5)) + shift * np.eye(3, 5)[y], y
+
+
+def test_svm_c_is_chosen_by_cross_validation_on_train_only():
+    X, y = blobs(90, 0)
+    Xt, yt = blobs(60, 1)
+    base = eval_classification(X, y, Xt, yt)
+    wrecked = eval_classification(X, y, Xt, (yt + 1) % 3)  # test labels never reach the choice
+    assert wrecked["svm_c_index"] == base["svm_c_index"]
+    assert wrecked["acc"] < base["acc"]
+    # the chosen C is the best mean 5-fold (stratified) accuracy on the training set
+    scores = [cross_val_score(SVC(C=c, gamma="scale"), X, y, cv=5).mean() for c in SVM_C]
+    assert SVM_C[int(np.argmax(scores))] == fit_svm(X, y).C == SVM_C[int(base["svm_c_index"])]
+
+
+def test_svm_small_training_set_uses_hard_margin():
+    X, y = blobs(30, 0)  # < 50 examples: no grid search, C = inf as in TS2Vec's fit_svm
+    assert fit_svm(X, y).C == np.inf
+    assert eval_classification(X, y, *blobs(30, 1))["svm_c_index"] == len(SVM_C) - 1

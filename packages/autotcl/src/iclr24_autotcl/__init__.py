@@ -14,27 +14,47 @@ from .autotcl import (
     local_info_nce,
 )
 from .baselines import TS2Vec, hierarchical_contrastive_loss, lag_features
-from .data import Forecasting, load_forecast_csv, make_ett_like, time_features
-from .protocols import eval_forecasting, eval_oracle, fit_ridge, pred_samples
+from .data import (
+    Classification,
+    Forecasting,
+    load_classification,
+    load_forecast_csv,
+    load_seattle,
+    make_ett_like,
+    time_features,
+)
+from .protocols import (
+    eval_classification,
+    eval_forecasting,
+    eval_oracle,
+    fit_ridge,
+    fit_svm,
+    pred_samples,
+)
 
 __all__ = [
     "AugmentationNet",
     "AutoTCL",
+    "Classification",
     "Forecasting",
     "TS2Vec",
     "TSEncoder",
     "encode_series",
+    "eval_classification",
     "eval_forecasting",
     "eval_oracle",
     "fit_ridge",
+    "fit_svm",
     "gaussian_mmd",
     "global_info_nce",
     "hard_concrete",
     "hierarchical_contrastive_loss",
     "info_nce",
     "lag_features",
+    "load_classification",
     "load_forecast_csv",
     "local_info_nce",
+    "load_seattle",
     "make_ett_like",
     "pred_samples",
     "time_features",

@@ -266,9 +266,13 @@ def encode_series(net, data, *, causal=False, sliding_length=None, sliding_paddi
         net.train(was_training)
 
 
-def split_into_windows(data: np.ndarray, max_length: int | None) -> np.ndarray:
+def split_into_windows(
+    data: np.ndarray, max_length: int | None, fill_nan: bool = True
+) -> np.ndarray:
     """The official data loader: a long series is cut into ``T // max_length`` near-equal
-    sections (NaN-padded to one length, then zero-filled); all-NaN instances are dropped."""
+    sections (NaN-padded to one length); all-NaN instances are dropped; NaNs are then
+    zero-filled (AutoTCL's CoST-based loader) or kept for the encoder to mask (``fill_nan=False``,
+    TS2Vec's)."""
     data = np.asarray(data, dtype=np.float32)
     if max_length is not None and data.shape[1] // max_length >= 2:
         parts = np.array_split(data, data.shape[1] // max_length, axis=1)
@@ -277,7 +281,7 @@ def split_into_windows(data: np.ndarray, max_length: int | None) -> np.ndarray:
                  for p in parts]  # fmt: skip
         data = np.concatenate(parts, axis=0)
     data = data[~np.isnan(data).all(axis=(1, 2))]
-    return np.nan_to_num(data)
+    return np.nan_to_num(data) if fill_nan else data
 
 
 def random_window(x, max_length: int | None, generator=None):
@@ -321,7 +325,21 @@ class AdamW:
 
 
 # ----------------------------------------------------------------------------- the model
-class AutoTCL:
+class Encodes:
+    """``encode`` for a model whose averaged encoder is ``self.net`` (AutoTCL and the TS2Vec
+    baseline share it)."""
+
+    net: torch.optim.swa_utils.AveragedModel
+
+    def encode(self, data, causal: bool = False, sliding_length: int | None = None,
+               sliding_padding: int = 0, full_series: bool = False, batch_size: int = 256):  # fmt: skip
+        """Representations from the averaged encoder (see :func:`encode_series`)."""
+        return encode_series(self.net.module, data, causal=causal, sliding_length=sliding_length,
+                             sliding_padding=sliding_padding, full_series=full_series,
+                             batch_size=batch_size)  # fmt: skip
+
+
+class AutoTCL(Encodes):
     """AutoTCL with the TS2Vec-like API: ``fit(train)`` then ``encode(data, causal=True,
     sliding_length=1, sliding_padding=200)``.
 
@@ -424,13 +442,6 @@ class AutoTCL:
             if progress is not None:
                 progress(self)
         return log
-
-    def encode(self, data, causal: bool = False, sliding_length: int | None = None,
-               sliding_padding: int = 0, full_series: bool = False, batch_size: int = 256):  # fmt: skip
-        """Representations from the averaged encoder (see :func:`encode_series`)."""
-        return encode_series(self.net.module, data, causal=causal, sliding_length=sliding_length,
-                             sliding_padding=sliding_padding, full_series=full_series,
-                             batch_size=batch_size)  # fmt: skip
 
     @torch.no_grad()
     def mask_keep_rate(self, data, samples: int = 8) -> np.ndarray:

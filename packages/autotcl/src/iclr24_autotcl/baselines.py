@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .autotcl import AdamW, TSEncoder, encode_series, random_window, split_into_windows
+from .autotcl import AdamW, Encodes, TSEncoder, random_window, split_into_windows
 
 
 def instance_contrastive_loss(z1, z2):
@@ -56,13 +56,24 @@ def hierarchical_contrastive_loss(z1, z2, alpha: float = 0.5, temporal_unit: int
     return loss / d
 
 
+def centerize_vary_length_series(x: np.ndarray) -> np.ndarray:
+    """Shift each series so that its observed steps sit in the middle of the window (official
+    ``centerize_vary_length_series``, applied when padding lies at the start or end). (N, T, C)"""
+    observed = ~np.isnan(x).all(axis=-1)  # (N, T)
+    first = observed.argmax(axis=1)
+    last = x.shape[1] - observed[:, ::-1].argmax(axis=1)
+    shift = (x.shape[1] - last - first) // 2  # centre: equal padding either side
+    rows, cols = np.ogrid[: x.shape[0], : x.shape[1]]
+    return x[rows, (cols - shift[:, None]) % x.shape[1]]
+
+
 def take_per_row(x, starts, length: int):
     """x[i, starts[i] : starts[i] + length] for every row i. (B, T, C) -> (B, length, C)"""
     idx = starts[:, None] + torch.arange(length)
     return x[torch.arange(len(x))[:, None], idx]
 
 
-class TS2Vec:
+class TS2Vec(Encodes):
     """TS2Vec with the official defaults (``ts2vec.py`` / ``train.py``): repr 320, hidden 64,
     depth 10, lr 0.001 (AdamW), batch 8, max_train_length 3000, temporal_unit 0, 200 iterations
     for data of <= 100,000 values (600 otherwise); binomial timestamp masks (p = 0.5)."""
@@ -100,7 +111,11 @@ class TS2Vec:
         """Train for ``n_iters`` steps (default: 200, or 600 beyond 100,000 values)."""
         if n_iters is None:
             n_iters = 200 if np.asarray(train_data).size <= 100_000 else 600
-        data = torch.from_numpy(split_into_windows(train_data, self.max_train_length))
+        data = split_into_windows(train_data, self.max_train_length, fill_nan=False)
+        missing = np.isnan(data).all(axis=-1).any(axis=0)  # (T,) padded steps, in any series
+        if missing[0] or missing[-1]:  # variable-length series (official ts2vec.py)
+            data = centerize_vary_length_series(data)
+        data = torch.from_numpy(data)
         batch = min(self.batch_size, len(data))
         opt = AdamW(self._net.parameters(), lr=self.lr)
         self._net.train()
@@ -122,12 +137,6 @@ class TS2Vec:
             if progress is not None:
                 progress(self)
         return log
-
-    def encode(self, data, causal: bool = False, sliding_length: int | None = None,
-               sliding_padding: int = 0, full_series: bool = False, batch_size: int = 256):  # fmt: skip
-        return encode_series(self.net.module, data, causal=causal, sliding_length=sliding_length,
-                             sliding_padding=sliding_padding, full_series=full_series,
-                             batch_size=batch_size)  # fmt: skip
 
 
 def lag_features(data: np.ndarray, n_covariates: int, lags: int) -> np.ndarray:

@@ -1,5 +1,8 @@
-"""Data: a generated ETT-like hourly series with a known conditional mean (the default), and
-the loaders of the paper's forecasting CSVs (paper preset).
+"""Data: a generated ETT-like hourly series with a known conditional mean and the real hourly
+Seattle temperatures bundled in the ``vega_datasets`` wheel (forecasting, default); the small
+UEA sets bundled in the ``sktime`` wheel (classification, default); the loaders of the paper's
+forecasting CSVs and of UEA archive folders (paper preset). Nothing here touches the network:
+the bundled files are read from the installed wheels' folders.
 
 Every series comes as TS2Vec's ``load_forecast_csv`` returns it: ``data`` (N, T, 7 + K) with the
 7 standardised time covariates (minute, hour, day of week, day, day of year, month, week of
@@ -11,12 +14,13 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from iclr24_common import MissingDataError
+from iclr24_common import MissingDataError, MissingDependencyError
 
 N_COVARIATES = 7
 # univariate targets of the TS2Vec / AutoTCL loaders
@@ -137,7 +141,8 @@ def read_csv(path: Path, target: str | None) -> tuple[np.ndarray, np.ndarray]:
     if "date" not in header:
         raise MissingDataError(f"a 'date' column in {path.name}", [path], "the TS2Vec CSV format")
     d = header.index("date")
-    stamps = np.array([np.datetime64(r[d].strip().replace(" ", "T")) for r in body])
+    stamps = np.array([np.datetime64(r[d].strip().replace(" ", "T").replace("/", "-"))
+                       for r in body])  # fmt: skip
     cols = [header.index(target)] if target else [i for i in range(len(header)) if i != d]
     values = np.array([[float(r[i]) for i in cols] for r in body])
     return stamps, values
@@ -162,3 +167,113 @@ def load_forecast_csv(root: str | Path, name: str = "ETTh1", univar: bool = True
     hourly = name != "ETTm1"
     horizons = (24, 48, 168, 336, 720) if hourly else (24, 48, 96, 288, 672)
     return assemble(stamps, values, slice(0, a), slice(a, b), slice(b, c), horizons)
+
+
+# ----------------------------------------------------------------------------- bundled files
+def wheel_file(package: str, *parts: str) -> Path:
+    """A data file shipped inside an installed wheel, located without importing the package
+    (importing sktime or vega_datasets would cost seconds and could reach for the network)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise MissingDependencyError(f"the {package} wheel (its bundled data)", f"pip install {package}")  # fmt: skip
+    path = Path(next(iter(spec.submodule_search_locations)), *parts)
+    if not path.exists():
+        raise MissingDataError(f"{'/'.join(parts)} in the {package} wheel", [path],
+                               f"pip install --force-reinstall {package}")  # fmt: skip
+    return path
+
+
+def load_seattle(horizons=(24, 48, 168), hours: int | None = None) -> Forecasting:
+    """The hourly Seattle temperatures of 2010 (8,759 hourly readings, degrees F) bundled in the
+    ``vega_datasets`` wheel (``data.seattle_temps()`` reads the same local file), in the TS2Vec
+    layout: the 7 time covariates and the standardised temperature, splits 60/20/20 (TS2Vec's
+    rule for datasets other than ETT). ``hours`` keeps the first hours of the year only."""
+    stamps, values = read_csv(wheel_file("vega_datasets", "_data", "seattle-temps.csv"), "temp")
+    stamps, values = stamps[:hours], values[:hours]
+    T = len(stamps)
+    a, b = int(0.6 * T), int(0.8 * T)
+    return assemble(stamps, values, slice(0, a), slice(a, b), slice(b, T), horizons)
+
+
+# ----------------------------------------------------------------------------- classification
+# the UEA sets the sktime wheel bundles (sktime/datasets/data/<name>/<name>_{TRAIN,TEST}.ts;
+# its UCR sets ArrowHead, GunPoint, ItalyPowerDemand, OSULeaf load the same way)
+BUNDLED_UEA = ("BasicMotions", "JapaneseVowels")
+# the 30 UEA sets of the paper's (and TS2Vec's) classification benchmark
+UEA30 = ("ArticularyWordRecognition", "AtrialFibrillation", "BasicMotions",
+         "CharacterTrajectories", "Cricket", "DuckDuckGeese", "EigenWorms", "Epilepsy", "ERing",
+         "EthanolConcentration", "FaceDetection", "FingerMovements", "HandMovementDirection",
+         "Handwriting", "Heartbeat", "InsectWingbeat", "JapaneseVowels", "Libras", "LSST",
+         "MotorImagery", "NATOPS", "PEMS-SF", "PenDigits", "PhonemeSpectra", "RacketSports",
+         "SelfRegulationSCP1", "SelfRegulationSCP2", "SpokenArabicDigits", "StandWalkJump",
+         "UWaveGestureLibrary")  # fmt: skip
+
+
+@dataclass
+class Classification:
+    """One classification task: series (N, T, C), NaN after the end of shorter series,
+    standardised per channel on the training set; labels 0..K-1 (sorted training labels)."""
+
+    name: str
+    train_x: np.ndarray
+    train_y: np.ndarray
+    test_x: np.ndarray
+    test_y: np.ndarray
+    classes: tuple[str, ...]
+
+
+def read_ts(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """A ``.ts`` file (the sktime / UEA text format: ``@`` header lines, then one case per line,
+    channels separated by ``:``, values by ``,``, ``?`` missing, the class label last)
+    -> (X (N, T_max, C) float, NaN-padded at the end; labels (N,) str)."""
+    cases, labels, in_data = [], [], False
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not in_data:
+            in_data = line.lower() == "@data"
+            continue
+        *channels, label = line.split(":")
+        cases.append([np.array([float("nan") if v == "?" else float(v)
+                                for v in ch.split(",")]) for ch in channels])  # fmt: skip
+        labels.append(label.strip())
+    if not cases:
+        raise ValueError(f"{path}: no @data section with cases")
+    T, C = max(len(ch) for case in cases for ch in case), len(cases[0])
+    X = np.full((len(cases), T, C), np.nan)
+    for i, case in enumerate(cases):
+        for c, ch in enumerate(case):
+            X[i, : len(ch), c] = ch
+    return X, np.array(labels)
+
+
+def load_classification(name: str, root: str | Path | None = None) -> Classification:
+    """A UEA set as TS2Vec's ``load_UEA`` prepares it (per-channel standardisation fitted on
+    the training set, NaNs ignored; labels mapped to the sorted training labels). ``root=None``
+    reads the copy bundled in the sktime wheel; otherwise ``<root>/autotcl/UEA/<name>/
+    <name>_TRAIN.ts`` and ``_TEST.ts`` (the UEA archive's .ts files)."""
+    files = []
+    for split in ("TRAIN", "TEST"):
+        if root is None:
+            files.append(wheel_file("sktime", "datasets", "data", name, f"{name}_{split}.ts"))
+        else:
+            path = Path(root) / "autotcl" / "UEA" / name / f"{name}_{split}.ts"
+            if not path.exists():
+                raise MissingDataError(f"the UEA set {name}", [path],
+                                       "https://www.timeseriesclassification.com (Multivariate_ts.zip)")  # fmt: skip
+            files.append(path)
+    (train_x, train_l), (test_x, test_l) = read_ts(files[0]), read_ts(files[1])
+    mean = np.nanmean(train_x.reshape(-1, train_x.shape[-1]), axis=0)
+    std = np.nanstd(train_x.reshape(-1, train_x.shape[-1]), axis=0)
+    std = np.where(std > 0, std, 1.0)
+    classes = tuple(np.unique(train_l))
+    index = {c: i for i, c in enumerate(classes)}
+    return Classification(
+        name,
+        ((train_x - mean) / std).astype(np.float32),
+        np.array([index[c] for c in train_l]),
+        ((test_x - mean) / std).astype(np.float32),
+        np.array([index[c] for c in test_l]),
+        classes,
+    )

@@ -6,7 +6,13 @@ seed with (a) TS2Vec's augmentation at TS2Vec's official budget, (b) AutoTCL's l
 augmentation at AutoTCL's official ETTh1-univariate budget, (c) a fixed random mask keeping
 as many elements as (b)'s learned mask with (b)'s budget and losses; plus the same encoder
 untrained, a ridge on raw lagged values, and (generated data) the oracle conditional mean.
-Every representation is read out by the same ridge protocol (alpha on validation).
+Every representation is read out by the same ridge protocol (alpha on validation). The
+default also forecasts the real hourly Seattle temperatures (vega_datasets wheel) the same way.
+
+Classification (the TS2Vec / AutoTCL UEA protocol): the same encoder trained per seed on each
+UEA set with AutoTCL, TS2Vec's augmentation and the random mask, all at TS2Vec's official
+classification budget; instance representations (max-pooled over time) read out by an RBF SVM
+whose C is chosen by cross-validation on the training set; test accuracy.
 """
 
 from __future__ import annotations
@@ -30,10 +36,18 @@ from iclr24_common import (
 
 from .autotcl import AutoTCL, TSEncoder, encode_series
 from .baselines import TS2Vec, lag_features
-from .claims import METHODS, make_checks, make_claims
-from .data import TARGETS, load_forecast_csv, make_ett_like
+from .claims import CLS_METHODS, METHODS, make_checks, make_claims
+from .data import (
+    BUNDLED_UEA,
+    TARGETS,
+    UEA30,
+    load_classification,
+    load_forecast_csv,
+    load_seattle,
+    make_ett_like,
+)
 from .figures import plot_forecasting
-from .protocols import eval_forecasting, eval_oracle
+from .protocols import eval_classification, eval_forecasting, eval_oracle
 
 PAPER = Paper(
     title="Parametric Augmentation for Time Series Contrastive Learning",
@@ -104,6 +118,18 @@ class Preset:
     """TS2Vec training window (official train.py: 3000)."""
     lags: tuple[int, ...] = (24, 72, 168)
     """Raw-lag ridge: windows tried on validation (with the same alpha grid)."""
+    seattle: bool = False
+    """Also forecast the real hourly Seattle temperatures of 2010 (vega_datasets wheel); off in
+    the default, whose 10-minute budget it does not fit (TS2Vec's crops of up to 3,000 steps)."""
+    seattle_hours: int = 0
+    """Hours of the Seattle series used, from 1 January (0: all 8,759)."""
+    uea: tuple[str, ...] = ("JapaneseVowels",)
+    """UEA classification sets (bundled: BasicMotions, JapaneseVowels; none: ())."""
+    uea_source: str = "bundled"
+    """bundled (the sktime wheel) or archive (<data-dir>/autotcl/UEA/<name>/<name>_TRAIN.ts)."""
+    uea_iters: int = 0
+    """Classification iterations for every method; 0: TS2Vec's official rule (train.py /
+    ts2vec.py: 200, or 600 beyond 100,000 values), at its lr 1e-3 and batch 8."""
 
     def __post_init__(self):
         if self.data not in ("generated", *TARGETS):
@@ -122,6 +148,12 @@ class Preset:
             raise ValueError("iterations must be >= 1 and sliding_padding >= 0")
         if not self.lags or min(self.lags) < 1:
             raise ValueError("lags must be >= 1")
+        if self.uea_source not in ("bundled", "archive"):
+            raise ValueError("uea_source must be bundled or archive")
+        if self.uea_source == "bundled" and set(self.uea) - set(BUNDLED_UEA):
+            raise ValueError(f"the bundled UEA sets are {', '.join(BUNDLED_UEA)}")
+        if min(self.uea_iters, self.seattle_hours) < 0:
+            raise ValueError("uea_iters and seattle_hours must be >= 0")
 
 
 PRESETS = {
@@ -136,6 +168,7 @@ PRESETS = {
         autotcl_epochs=8,
         ts2vec_iters=8,
         lags=(24,),
+        uea_iters=4,
     ),  # fmt: skip
     "default": Preset(),
     # the paper's scale: ETTh1 univariate, the official encoder size and all five horizons
@@ -146,6 +179,8 @@ PRESETS = {
         hidden_dims=64,
         depth=10,
         lags=(24, 72, 168, 336),
+        uea=UEA30,
+        uea_source="archive",
     ),  # fmt: skip
 }
 
@@ -162,10 +197,11 @@ def load_task(preset: Preset, seed: int, data_dir):
 
 
 def autotcl_model(preset: Preset, input_dims: int, **kw) -> AutoTCL:
+    """AutoTCL with the preset's architecture and augmentation settings; ``kw`` overrides."""
+    kw = dict(lr=preset.autotcl_lr, batch_size=preset.autotcl_batch) | kw
     return AutoTCL(
         input_dims, preset.output_dims, preset.hidden_dims, preset.depth, preset.encoder,
-        aug_dim=preset.aug_dim, aug_depth=preset.aug_depth, lr=preset.autotcl_lr,
-        meta_lr=preset.meta_lr, batch_size=preset.autotcl_batch,
+        aug_dim=preset.aug_dim, aug_depth=preset.aug_depth, meta_lr=preset.meta_lr,
         max_train_length=preset.autotcl_max_train_length, gumbel_bias=preset.gumbel_bias,
         gamma_zeta=preset.gamma_zeta, local_weight=preset.local_weight,
         reg_weight=preset.reg_weight, regular_weight=preset.regular_weight,
@@ -182,71 +218,142 @@ def relative_change(before: np.ndarray, after: np.ndarray) -> float:
     return float(np.linalg.norm(after - before) / np.linalg.norm(before))
 
 
-def measure_method(preset: Preset, seed: int, method: str, task, keep_ratio=None):
-    """Train one method on one seed and read it out with the ridge protocol."""
-    seed_everything(seed)
-    horizons = [h for h in preset.horizons if h in task.horizons] or list(task.horizons)
-    train, C = task.data[:, task.train], task.data.shape[-1]
-    t0 = time.perf_counter()
-    out: dict[str, float] = {}
-    if method == "raw_lag":  # the lag window is chosen on validation, per horizon
-        best = {}
-        for lags in preset.lags:
-            res = eval_forecasting(lag_features(task.data, task.n_covariates, lags), task,
-                                   drop=preset.sliding_padding, horizons=horizons)  # fmt: skip
-            for H in horizons:
-                if H not in best or res[f"valid_score_h{H}"] < best[H][f"valid_score_h{H}"]:
-                    best[H] = res | {f"lags_h{H}": float(lags)}
-        for H in horizons:
-            out.update({k: v for k, v in best[H].items() if k.endswith(f"_h{H}")})
-        out["mse"] = float(np.mean([out[f"mse_h{H}"] for H in horizons]))
-        out["mae"] = float(np.mean([out[f"mae_h{H}"] for H in horizons]))
-        return {f"raw_lag/{k}": v for k, v in out.items()}
-    bar = progress(desc=f"seed {seed} {method} (epochs)")
+@dataclass(frozen=True)
+class Budget:
+    """Training budget of each method on one task."""
 
-    def tick(model):
+    autotcl_epochs: int | None
+    autotcl_iters: int
+    autotcl_lr: float
+    autotcl_batch: int
+    ts2vec_iters: int
+
+
+def forecast_budget(preset: Preset) -> Budget:
+    """Each method at its own official forecasting budget."""
+    return Budget(preset.autotcl_epochs, preset.autotcl_iters, preset.autotcl_lr,
+                  preset.autotcl_batch, preset.ts2vec_iters)  # fmt: skip
+
+
+def uea_budget(preset: Preset, train: np.ndarray) -> Budget:
+    """The official repository has no classification config: every method gets TS2Vec's
+    official UEA budget (iterations, lr 1e-3, batch 8)."""
+    iters = preset.uea_iters or (200 if train.size <= 100_000 else 600)
+    return Budget(None, iters, preset.ts2vec_lr, preset.ts2vec_batch, iters)
+
+
+def train_encoder(preset: Preset, method: str, train: np.ndarray, budget: Budget, desc: str,
+                  keep_ratio=None):  # fmt: skip
+    """Train the encoder with one method on ``train`` (N, T, C). -> (the averaged encoder,
+    AutoTCL's mean mask (N, T, C) or None, {metric: value})"""
+    C, out, model = train.shape[-1], {}, None
+    bar = progress(desc=f"{desc} (epochs)")
+
+    def tick(m):
         bar.update(1)
-        bar.set_postfix(iter=model.n_iters)
+        bar.set_postfix(iter=m.n_iters)
 
     if method == "ts2vec":
         model = TS2Vec(C, preset.output_dims, preset.hidden_dims, preset.depth, preset.ts2vec_lr,
                        preset.ts2vec_batch, preset.ts2vec_max_train_length)  # fmt: skip
         init = parameters(model._net)
-        model.fit(train, n_iters=preset.ts2vec_iters, progress=tick)
-        net, out["iters"] = model.net.module, model.n_iters
-        out["param_change"] = relative_change(init, parameters(net))
+        model.fit(train, n_iters=budget.ts2vec_iters, progress=tick)
     elif method == "untrained":
         net = TSEncoder(C, preset.output_dims, preset.hidden_dims, preset.depth,
                         trend_head=preset.encoder == "cost")  # fmt: skip
-        out["iters"] = 0
+        bar.close()
+        return net, None, {"iters": 0}
     else:
-        kind = "learned" if method == "autotcl" else "random"
-        model = autotcl_model(preset, C, augmentation=kind, keep_ratio=keep_ratio or 0.5)
+        model = autotcl_model(preset, C, lr=budget.autotcl_lr, batch_size=budget.autotcl_batch,
+                              augmentation="learned" if method == "autotcl" else "random",
+                              keep_ratio=keep_ratio or 0.5)  # fmt: skip
         init = parameters(model._net)
-        model.fit(
-            train, n_epochs=preset.autotcl_epochs, n_iters=preset.autotcl_iters, progress=tick
-        )
-        net, out["iters"] = model.net.module, model.n_iters
-        out["param_change"] = relative_change(init, parameters(net))
-        if method == "autotcl":
-            keep = model.mask_keep_rate(train)  # (1, T_train, C)
-            out["keep_ratio"] = float(keep.mean())
-            if task.spikes is not None:
-                spikes, target_keep = task.spikes[task.train], keep[0, :, -1]
-                out["drop_at_spikes"] = float(1 - target_keep[spikes].mean())
-                out["drop_elsewhere"] = float(1 - target_keep[~spikes].mean())
+        model.fit(train, n_epochs=budget.autotcl_epochs, n_iters=budget.autotcl_iters,
+                  progress=tick)  # fmt: skip
+    bar.close()
+    out["iters"] = model.n_iters
+    out["param_change"] = relative_change(init, parameters(model.net.module))
+    keep = model.mask_keep_rate(train) if method == "autotcl" else None
+    if keep is not None:
+        out["keep_ratio"] = float(keep.mean())
+    return model.net.module, keep, out
+
+
+def raw_lag_forecast(preset: Preset, task, horizons) -> dict[str, float]:
+    """The raw-lag ridge, its lag window chosen on validation per horizon."""
+    best, out = {}, {}
+    for lags in preset.lags:
+        res = eval_forecasting(lag_features(task.data, task.n_covariates, lags), task,
+                               drop=preset.sliding_padding, horizons=horizons)  # fmt: skip
+        for H in horizons:
+            if H not in best or res[f"valid_score_h{H}"] < best[H][f"valid_score_h{H}"]:
+                best[H] = res | {f"lags_h{H}": float(lags)}
+    for H in horizons:
+        out.update({k: v for k, v in best[H].items() if k.endswith(f"_h{H}")})
+    out["mse"] = float(np.mean([out[f"mse_h{H}"] for H in horizons]))
+    out["mae"] = float(np.mean([out[f"mae_h{H}"] for H in horizons]))
+    return out
+
+
+def measure_method(preset: Preset, seed: int, method: str, task, keep_ratio=None, prefix=""):
+    """Train one method on one seed of a forecasting task and read it out with the ridge
+    protocol. -> {prefix + method/metric: value}"""
+    seed_everything(seed)
+    horizons = [h for h in preset.horizons if h in task.horizons] or list(task.horizons)
+    t0 = time.perf_counter()
+    if method == "raw_lag":
+        return {f"{prefix}raw_lag/{k}": v for k, v in raw_lag_forecast(preset, task, horizons).items()}  # fmt: skip
+    train = task.data[:, task.train]
+    net, keep, out = train_encoder(preset, method, train, forecast_budget(preset),
+                                   f"{prefix}seed {seed} {method}", keep_ratio)  # fmt: skip
+    if keep is not None and task.spikes is not None:
+        keep = keep[0, :, -1]  # the target channel, (T_train,)
+        spikes = task.spikes[task.train]
+        out["drop_at_spikes"] = float(1 - keep[spikes].mean())
+        out["drop_elsewhere"] = float(1 - keep[~spikes].mean())
     out["train_seconds"] = time.perf_counter() - t0
     reprs = encode_series(net, task.data, causal=True, sliding_length=1,
                           sliding_padding=preset.sliding_padding)  # fmt: skip
     out.update(eval_forecasting(reprs, task, drop=preset.sliding_padding, horizons=horizons))
     out["seconds"] = time.perf_counter() - t0
-    bar.close()
-    return {f"{method}/{k}": v for k, v in out.items()}
+    return {f"{prefix}{method}/{k}": v for k, v in out.items()}
+
+
+def measure_classification(preset: Preset, seed: int, method: str, task, keep_ratio=None):
+    """Train one method on one seed of a UEA set, read out by the SVM protocol.
+    -> {name/method/metric: value}"""
+    seed_everything(seed)
+    t0 = time.perf_counter()
+    budget = uea_budget(preset, task.train_x)
+    net, _, out = train_encoder(preset, method, task.train_x, budget,
+                                f"{task.name} seed {seed} {method}", keep_ratio)  # fmt: skip
+    out["train_seconds"] = time.perf_counter() - t0
+    train_repr = encode_series(net, task.train_x, full_series=True)  # (N, D), max over time
+    test_repr = encode_series(net, task.test_x, full_series=True)
+    out.update(eval_classification(train_repr, task.train_y, test_repr, task.test_y))
+    out["seconds"] = time.perf_counter() - t0
+    return {f"{task.name}/{method}/{k}": v for k, v in out.items()}
+
+
+def run_methods(ctx: RunContext, metrics: Metrics, seed: int, methods, unit: str, measure):
+    """Each method on one seed as a cached unit; the random mask gets AutoTCL's keep ratio."""
+    keep = None
+    for method in methods:
+        ctx.log.info("%s: %s", unit, method)
+        values = ctx.cached(f"{unit}-{method}", lambda m=method, k=keep: measure(m, k))
+        metrics.update(seed, values)
+        keep = next((v for k, v in values.items() if k.endswith("autotcl/keep_ratio")), keep)
+        ctx.save_partial(metrics)
 
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     load_task(preset, ctx.seeds[0], ctx.data_dir)  # a missing file fails at once
+    uea_root = None if preset.uea_source == "bundled" else ctx.data_dir
+    uea = [load_classification(name, uea_root) for name in preset.uea]
+    seattle = (
+        load_seattle(preset.horizons, preset.seattle_hours or None) if preset.seattle else None
+    )
     metrics = Metrics()
     for seed in ctx.seeds:
         task = load_task(preset, seed, ctx.data_dir)
@@ -254,16 +361,14 @@ def run(ctx: RunContext) -> Report:
             hs = [h for h in preset.horizons if h in task.horizons]
             oracle = ctx.cached(f"seed{seed}-oracle", lambda t=task, h=hs: eval_oracle(t, h))
             metrics.update(seed, {f"oracle/{k}": v for k, v in oracle.items()})
-        keep = None
-        for method in METHODS:
-            ctx.log.info("seed %d: %s", seed, method)
-            values = ctx.cached(
-                f"seed{seed}-{method}",
-                lambda m=method, s=seed, k=keep, t=task: measure_method(preset, s, m, t, k),
-            )
-            metrics.update(seed, values)
-            keep = values.get("autotcl/keep_ratio", keep)
-            ctx.save_partial(metrics)
+        run_methods(ctx, metrics, seed, METHODS, f"seed{seed}",
+                    lambda m, k, s=seed, t=task: measure_method(preset, s, m, t, k))  # fmt: skip
+        if seattle is not None:
+            run_methods(ctx, metrics, seed, METHODS, f"seattle-seed{seed}",
+                        lambda m, k, s=seed: measure_method(preset, s, m, seattle, k, "seattle/"))  # fmt: skip
+        for cls in uea:
+            run_methods(ctx, metrics, seed, CLS_METHODS, f"{cls.name}-seed{seed}",
+                        lambda m, k, s=seed, t=cls: measure_classification(preset, s, m, t, k))  # fmt: skip
     ctx.save_figure(plot_forecasting(metrics, preset), "forecasting.png")
     return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
 
