@@ -10,8 +10,8 @@ from iclr24_batchprompt import (
     CONFIDENT,
     NOT_CONFIDENT,
     SENTIMENT,
+    TokenTerms,
     Vote,
-    build_messages,
     formula_tokens,
     llm_answerer,
     majority,
@@ -99,6 +99,7 @@ def test_bpe_permutes_later_rounds_and_counts_calls():
 
 
 def test_ledger_equals_app_f_formula():
+    """Whitespace tokens (the simulator's count) are additive: the formula alone is exact."""
     bias = PositionBias(drop=0.1, repeat=0.05, extra=0.1)  # many re-asks
     items = [{"sentence": f"Review {k} here.", "label": str(k % 2)} for k in range(37)]
     truth = {it["sentence"]: int(it["label"]) for it in items}
@@ -106,15 +107,52 @@ def test_ledger_equals_app_f_formula():
     res = run_batches(
         llm_answerer(llm), SENTIMENT, items, batch_size=8, rounds=3, seas=True, seed=1
     )
-    count = llm.count_tokens
-    t_prompt = count(build_messages(SENTIMENT, [], confidence=True))
-    t_items = [count(build_messages(SENTIMENT, [it], confidence=True)) - t_prompt for it in items]
+    terms = TokenTerms(llm.count_tokens, SENTIMENT, items, confidence=True)
     assert res.ledger.reasks > 0
-    assert res.ledger.prompt_tokens == formula_tokens(res.ledger.asked, t_prompt, t_items)
+    assert res.ledger.prompt_tokens == terms.paper(res.ledger.asked, 8)
+    assert terms.overheads(res.ledger.asked, 8) == {"batch_size": 0, "numbers": 0, "joins": 0}
     assert res.ledger.prompt_tokens == llm.usage.as_dict()["prompt_tokens"]
+    t_items = [terms.item(i) for i in range(len(items))]
+    assert terms.paper(res.ledger.asked, 8) == formula_tokens(
+        res.ledger.asked, terms.prompt(8), t_items
+    )
     # the official count pays the instruction once per batch: less than what was billed
     rounds = [len(v) for v in res.votes]
-    assert official_tokens(math.ceil(37 / 8), t_prompt, t_items, rounds) < res.ledger.prompt_tokens
+    official = official_tokens(math.ceil(37 / 8), terms.prompt(8), t_items, rounds)
+    assert official < res.ledger.prompt_tokens
+
+
+# a byte-level BPE pre-tokenizer's pieces (GPT-2 / SmolLM2 style): words with their leading
+# space, each digit alone, a run of whitespace kept whole only at the end of a turn
+_PIECES = re.compile(r" ?[^\W\d_]+|\d| ?[^\s\w]+|\s+(?!\S)|\s+")
+
+
+class PieceCounter(ScriptedBackend):
+    """Counts tokens as a chat model would: per turn <|im_start|>, role, pieces, <|im_end|>."""
+
+    def count_tokens(self, prompt):
+        return sum(3 + len(_PIECES.findall(f"{m['role']}\n{m['content']}")) for m in prompt)
+
+
+def test_ledger_equals_app_f_formula_plus_overheads_on_a_bpe_tokenizer():
+    bias = PositionBias(drop=0.1, repeat=0.05, extra=0.1)
+    items = [{"sentence": f"Review {k} here.", "label": str(k % 2)} for k in range(37)]
+    truth = {it["sentence"]: int(it["label"]) for it in items}
+    llm = PieceCounter(simulated_llm(SENTIMENT, truth, bias, seed=1).fn)
+    res = run_batches(
+        llm_answerer(llm), SENTIMENT, items, batch_size=12, rounds=3, seas=True, seed=1
+    )
+    asked = res.ledger.asked
+    terms = TokenTerms(llm.count_tokens, SENTIMENT, items, confidence=True)
+    over = terms.overheads(asked, 12)
+    assert terms.join == 1  # "\n\n" is one piece at the end of the turn, two before "Input"
+    assert over["joins"] == sum(len(c) - 1 for c in asked)
+    assert over["numbers"] == sum(j >= 10 for c in asked for j in range(len(c)))  # "Input 10"
+    # a re-ask or a shrunk SEAS batch states a one-digit batch size: one token less, 3 times
+    assert over["batch_size"] == -3 * sum(len(c) < 10 for c in asked)
+    assert res.ledger.reasks > 0 and over["batch_size"] < 0
+    assert res.ledger.prompt_tokens == terms.paper(asked, 12) + sum(over.values())
+    assert res.ledger.prompt_tokens > terms.paper(asked, 12)  # the formula alone undercounts
 
 
 def test_binomial_tail():

@@ -15,6 +15,7 @@ from .batchprompt import (
     Ledger,
     Parsed,
     Task,
+    TokenTerms,
     Vote,
     ask,
     batch_text,
@@ -24,18 +25,28 @@ from .batchprompt import (
     majority,
     official_tokens,
     parse_answer,
+    parse_number,
     planned_calls,
     run_batches,
 )
-from .data import BOOLQ, PAPER_TASKS, QQP, RTE, SENTIMENT, load_paper_task, make_sentiment
+from .data import (
+    BOOLQ,
+    GSM8K,
+    PAPER_TASKS,
+    QQP,
+    RTE,
+    SENTIMENT,
+    load_paper_task,
+    make_sentiment,
+)
 from .decoder import restricted_answerer
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ALPHA", "BOOLQ", "CONFIDENT", "NOT_CONFIDENT", "PAPER_TASKS", "QQP", "RTE", "SENTIMENT",
-    "Answer", "BatchResult", "Ledger", "Parsed", "Task", "Vote", "ask", "batch_text",
+    "ALPHA", "BOOLQ", "CONFIDENT", "GSM8K", "NOT_CONFIDENT", "PAPER_TASKS", "QQP", "RTE", "SENTIMENT",
+    "Answer", "BatchResult", "Ledger", "Parsed", "Task", "TokenTerms", "Vote", "ask", "batch_text",
     "build_messages", "formula_tokens", "llm_answerer", "load_paper_task", "majority",
-    "make_sentiment", "official_tokens", "parse_answer", "planned_calls", "restricted_answerer",
+    "make_sentiment", "official_tokens", "parse_answer", "parse_number", "planned_calls", "restricted_answerer",
     "run_batches",
 ]  # fmt: skip

@@ -21,6 +21,9 @@ bills them; the official ``post_process`` counts them once per batch whatever th
     tokens = calls * T_prompt + sum_i r_i * T_i                  (r_i: rounds point i was asked)
 
 with T_prompt the tokens of the system prompt and few-shot turns, T_i the tokens of point i.
+On a real tokenizer the formula is not exact: ``TokenTerms`` measures its terms and the three
+things it leaves out (the batch size stated by a shorter batch, the points' numbers, the joins
+between points), so that booked tokens = formula + those, call by call.
 
 Answers are aligned by the number on each label line, never by position: a missing number is
 asked again in a smaller batch of only the missing points (``max_reask`` times), a number
@@ -36,6 +39,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from iclr24_llm import LLM
 
@@ -56,7 +60,8 @@ class Task:
     ``unit`` is what the label lines name (``Input``, ``Sentence pair``, ``Question pair``);
     ``labels[y]`` is the text inside the brackets for class y (official: ``class 0``, ...).
     ``fewshot``: the demonstration as (user, assistant) texts (official ``few_shot.txt``
-    split at ``====Answer====``).
+    split at ``====Answer====``). ``numeric``: the answer is a number written in the brackets
+    (GSM8K), not one of ``labels``; ``answer_tokens``: the free-generation budget per point.
     """
 
     name: str
@@ -65,6 +70,8 @@ class Task:
     unit: str
     labels: tuple[str, ...]
     fewshot: tuple[str, str] | None = None
+    numeric: bool = False
+    answer_tokens: int = 24
 
     def item_text(self, fields: dict[str, str], index: int) -> str:
         """One point, as the official ``prompt_gen`` fills the template."""
@@ -74,7 +81,7 @@ class Task:
         return text
 
     def label_line(self, index: int, label: int, confidence: str | None = None) -> str:
-        line = f"Label for {self.unit} {index}: [{self.labels[label]}]"
+        line = f"Label for {self.unit} {index}: [{label if self.numeric else self.labels[label]}]"
         return line + (f" ({confidence})" if confidence else "")
 
 
@@ -85,27 +92,42 @@ CONFIDENCE_INSTRUCTION = (
 """Our wording of the SEAS self-reflection request (the official SEAS prompts are not public)."""
 
 
+def point_text(task: Task, fields: dict[str, str], index: int) -> str:
+    """One point of a batch and its blank line (official ``prompt_gen``)."""
+    return task.item_text(fields, index) + "\n\n"
+
+
 def batch_text(task: Task, items: Sequence[dict[str, str]]) -> str:
-    """The user turn of a batch: each point then a blank line (official ``prompt_gen``)."""
-    return "".join(task.item_text(f, i) + "\n\n" for i, f in enumerate(items))
+    """The user turn of a batch: the points numbered from 0 (official ``prompt_gen``)."""
+    return "".join(point_text(task, f, i) for i, f in enumerate(items))
 
 
 def system_text(task: Task, n: int, confidence: bool = False) -> str:
     text = task.system.replace("[BATCH_SIZE]", str(n))
     if confidence:
-        text += CONFIDENCE_INSTRUCTION.format(unit=task.unit, label=task.labels[0])
+        example = task.labels[0] if task.labels else "42"  # a numeric task: any number
+        text += CONFIDENCE_INSTRUCTION.format(unit=task.unit, label=example)
     return text
 
 
 def build_messages(
-    task: Task, items: Sequence[dict[str, str]], *, confidence: bool = False
+    task: Task,
+    items: Sequence[dict[str, str]] | str,
+    *,
+    confidence: bool = False,
+    n: int | None = None,
 ) -> list[dict[str, str]]:
-    """System prompt, few-shot user/assistant pair, then the batch (official ``GPT_Model``)."""
-    msgs = [{"role": "system", "content": system_text(task, len(items), confidence)}]
+    """System prompt, few-shot user/assistant pair, then the batch (official ``GPT_Model``).
+    ``items`` may be the batch turn's text itself, with ``n`` the batch size it states."""
+    if isinstance(items, str) and n is None:
+        raise ValueError("build_messages: a batch given as text needs n, its batch size")
+    text = items if isinstance(items, str) else batch_text(task, items)
+    n = len(items) if n is None else n
+    msgs = [{"role": "system", "content": system_text(task, n, confidence)}]
     if task.fewshot is not None:
         msgs += [{"role": "user", "content": task.fewshot[0]},
                  {"role": "assistant", "content": task.fewshot[1]}]  # fmt: skip
-    msgs.append({"role": "user", "content": batch_text(task, items)})
+    msgs.append({"role": "user", "content": text})
     return msgs
 
 
@@ -123,7 +145,23 @@ class Parsed:
     duplicate: list[int] = field(default_factory=list)
 
 
-def _label_id(task: Task, text: str) -> int | None:
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
+
+
+def parse_number(text: str) -> int | float | None:
+    """The last number in ``text`` ("$1,200." -> 1200, "3.50 dollars" -> 3.5), an int when
+    it is whole; None without one (GSM8K answers: the official evaluation's number after
+    ``####``, commas dropped)."""
+    found = _NUMBER.findall(text)
+    if not found:
+        return None
+    x = float(found[-1].replace(",", ""))
+    return int(x) if x.is_integer() else x
+
+
+def _label_id(task: Task, text: str) -> int | float | None:
+    if task.numeric:
+        return parse_number(text)
     t = " ".join(text.lower().split())
     names = [lab.lower() for lab in task.labels]
     if t in names:
@@ -181,7 +219,7 @@ def llm_answerer(llm: LLM, *, max_new_tokens: int | None = None) -> Answerer:
     """Free generation (greedy) then the number-aligned parser: the HTTP / scripted path."""
 
     def answer(task, items, confidence):
-        budget = max_new_tokens or 24 * len(items) + 16
+        budget = max_new_tokens or task.answer_tokens * len(items) + 16
         [[c]] = llm.generate([build_messages(task, items, confidence=confidence)],
                              max_new_tokens=budget, temperature=0.0)  # fmt: skip
         p = parse_answer(task, c.text, len(items))
@@ -368,3 +406,72 @@ def official_tokens(n_batches: int, prompt_tokens: int, item_tokens: Sequence[in
                     rounds_asked: Sequence[int]) -> int:  # fmt: skip
     """The official ``post_process`` count: instruction once per batch, whatever the votes."""
     return n_batches * prompt_tokens + sum(t * r for t, r in zip(item_tokens, rounds_asked))
+
+
+class TokenTerms:
+    """The terms of the App. F formula measured with one token counter, and what it omits.
+
+    ``count`` is a backend's ``count_tokens`` (chat messages -> tokens, chat template
+    included), ``items`` the points of a run (ids index them). The formula's terms:
+
+    - ``prompt(n)``: T_prompt, a call with no point in it: system prompt stating batch size
+      ``n``, few-shot turns, chat-template tokens (the official ``prompt_length`` is the
+      system prompt at the run's batch size plus the few-shot texts);
+    - ``item(i, j)``: T_i, point i numbered j with its blank line, as the only point of a call
+      (official ``num_token``: the point's text, counted once).
+
+    A real tokenizer is not additive across the points of a batch prompt. ``overheads`` books
+    what the formula leaves out, per call c with n_c points at positions j = 0..n_c-1:
+
+    - ``batch_size``: T_prompt(n_c) - T_prompt(b): a re-ask or a SEAS-shrunk batch states a
+      smaller batch size in its system prompt;
+    - ``numbers``: sum_j T_i(j) - T_i(0): a point's number is its position in this call's
+      batch (SmolLM2 writes digits one token each: "Input 12" costs one token more than
+      "Input 0");
+    - ``joins``: ``join`` x (n_c - 1): SmolLM2 merges the blank line that ends a turn into
+      one token but splits it in two before the next point.
+
+    ``join`` is measured on the first two points; the check that booked tokens equal
+    ``paper + sum(overheads)`` on every call tests it on all the others.
+    """
+
+    def __init__(self, count: Callable, task: Task, items: Sequence[dict[str, str]],
+                 confidence: bool = False):  # fmt: skip
+        self.count, self.task, self.items, self.confidence = count, task, items, confidence
+        self._prompt: dict[int, int] = {}
+        self._item: dict[tuple[int, int], int] = {}
+
+    def _tokens(self, n: int, content: str) -> int:
+        return self.count(build_messages(self.task, content, confidence=self.confidence, n=n))
+
+    def prompt(self, n: int) -> int:
+        if n not in self._prompt:
+            self._prompt[n] = self._tokens(n, "")
+        return self._prompt[n]
+
+    def item(self, i: int, j: int = 0) -> int:
+        if (i, j) not in self._item:
+            text = point_text(self.task, self.items[i], j)
+            self._item[i, j] = self._tokens(1, text) - self.prompt(1)
+        return self._item[i, j]
+
+    @cached_property
+    def join(self) -> int:
+        if len(self.items) < 2:
+            return 0
+        two = point_text(self.task, self.items[0], 0) + point_text(self.task, self.items[1], 1)
+        return self._tokens(2, two) - self.prompt(2) - self.item(0, 0) - self.item(1, 1)
+
+    def paper(self, asked: Sequence[Sequence[int]], batch_size: int) -> int:
+        """App. F: calls x T_prompt(b) + sum_i r_i T_i(0) (r_i: the calls point i was in)."""
+        return formula_tokens(asked, self.prompt(batch_size),
+                              [self.item(i) for i in range(len(self.items))])  # fmt: skip
+
+    def overheads(self, asked: Sequence[Sequence[int]], batch_size: int) -> dict[str, int]:
+        """The tokens App. F leaves out (see the class), summed over the calls ``asked``."""
+        out = {"batch_size": 0, "numbers": 0, "joins": 0}
+        for call in asked:
+            out["batch_size"] += self.prompt(len(call)) - self.prompt(batch_size)
+            out["numbers"] += sum(self.item(i, j) - self.item(i) for j, i in enumerate(call))
+            out["joins"] += self.join * (len(call) - 1)
+        return out

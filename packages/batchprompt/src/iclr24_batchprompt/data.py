@@ -1,5 +1,6 @@
 """Tasks and data: generated binary tasks (the default, offline, exact labels) and loaders
-for the paper's BoolQ, RTE and QQP validation sets (local JSONL or Hugging Face parquet).
+for the paper's BoolQ, RTE and QQP validation sets and GSM8K's test set (local JSONL or
+Hugging Face parquet).
 
 The paper's tasks keep the official prompt files' text (microsoft/BatchPrompt, MIT:
 ``boolq/``, ``rte/``, ``qqp/`` ``system_prompt.txt``, ``prompt_template.txt``,
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from iclr24_common import MissingDataError, MissingDependencyError
 
-from .batchprompt import Task
+from .batchprompt import Task, parse_number
 
 Item = dict[str, str]
 """A data point: its template fields (lower-case keys) and ``label`` (the class id, as text)."""
@@ -117,7 +118,40 @@ QQP = Task(
     ),
 )
 
-PAPER_TASKS = {"boolq": BOOLQ, "rte": RTE, "qqp": QQP}
+# GSM8K: the paper lists it among its tasks, but the official repository has prompt files for
+# boolq, rte and qqp only: this prompt is ours, in the same shape (batch-size statement, the
+# input format, the numbered output format) with the answer a number in the brackets and one
+# short line of working allowed before each label line; the two demonstrations are ours.
+GSM8K = Task(
+    name="gsm8k",
+    system=(
+        "You are a professional math teacher at solving grade school math word problems. You "
+        "will be given [BATCH_SIZE] questions from the GSM8K dataset each time, as input. "
+        "Your goal is to solve each question and give its final answer as a number.\n\n"
+        "You will be given [BATCH_SIZE] questions each time, and the below is the format of "
+        "questions which will be given:\n============\nQuestion 0: xxxxx\nQuestion 1: xxxxx\n"
+        "......\n============\n\nFor each question you may first write one short line "
+        '"Working for Question i: ..." with the calculation.'
+        + _OUTPUT_FORMAT.format(
+            choices="a number (digits only, no units)", unit="Question", x="X"
+        )  # fmt: skip
+    ),
+    template="Question [INPUT_INDEX]: [QUESTION]",
+    unit="Question",
+    labels=(),
+    numeric=True,
+    answer_tokens=64,
+    fewshot=(
+        "Question 0: A baker makes 24 muffins and sells 3 boxes of 6 muffins. How many "
+        "muffins are left?\n\nQuestion 1: Tom reads 15 pages a day. How many pages does he "
+        "read in two weeks?\n\n",
+        "Working for Question 0: 3 x 6 = 18 sold, 24 - 18 = 6.\nLabel for Question 0: [6]\n"
+        "Working for Question 1: two weeks = 14 days, 15 x 14 = 210.\n"
+        "Label for Question 1: [210]",
+    ),
+)
+
+PAPER_TASKS = {"boolq": BOOLQ, "rte": RTE, "qqp": QQP, "gsm8k": GSM8K}
 
 # ------------------------------------------------------------------ generated tasks
 # Label words instead of "class 0/1", and "good"/"bad" rather than "positive"/"negative":
@@ -175,40 +209,64 @@ GENERATED = {"sentiment": (SENTIMENT, make_sentiment)}
 # ------------------------------------------------------------------ the paper's data
 
 
+_SPLIT = {"boolq": "validation", "rte": "validation", "qqp": "validation", "gsm8k": "test"}
+"""The split each task is evaluated on (official ``DataLoader``; GSM8K has no validation)."""
+
+
 def paper_paths(data_dir: str | Path, task: str) -> list[Path]:
-    """Where a paper task's validation split is looked for (first found wins)."""
-    root = Path(data_dir) / "batchprompt" / task
-    return [root / "validation.jsonl", root / "val.jsonl", root / "dev.jsonl",
-            *sorted(root.glob("validation-*.parquet")), root / "validation.parquet"]  # fmt: skip
+    """Where a paper task's split is looked for (first found wins)."""
+    root, split = Path(data_dir) / "batchprompt" / task, _SPLIT[task]
+    alt = ["val", "dev"] if split == "validation" else []
+    # Hugging Face parquet: <split>-*.parquet, for gsm8k in its config's folder main/
+    return [root / f"{split}.jsonl", *(root / f"{a}.jsonl" for a in alt),
+            *sorted(root.glob(f"{split}-*.parquet")), root / f"{split}.parquet",
+            *sorted(root.glob(f"main/{split}-*.parquet"))]  # fmt: skip
 
 
 _FIELDS = {"boolq": ("passage", "question"), "rte": ("premise", "hypothesis"),
-           "qqp": ("question1", "question2")}  # fmt: skip
+           "qqp": ("question1", "question2"), "gsm8k": ("question",)}  # fmt: skip
+
+
+def gsm8k_answer(answer: str) -> str:
+    """The final answer of a GSM8K solution: the number after ``####``, commas dropped."""
+    if "####" not in str(answer):
+        raise ValueError(f"a GSM8K answer ends with '#### <number>', got {str(answer)[-40:]!r}")
+    number = parse_number(str(answer).split("####")[-1])
+    if number is None:
+        raise ValueError(f"no number after '####' in {str(answer)[-40:]!r}")
+    return str(number)
 
 
 def _to_item(task: str, row: dict) -> Item:
-    a, b = _FIELDS[task]
-    label = row["label"]
-    if isinstance(label, bool) or str(label).lower() in ("true", "false"):  # BoolQ 'answer'
-        label = int(str(label).lower() == "true")
-    return {a: str(row[a]), b: str(row[b]), "label": str(int(label))}
+    if task == "gsm8k":
+        label = gsm8k_answer(row["answer"])
+    else:
+        label = row["label"]
+        if isinstance(label, bool) or str(label).lower() in ("true", "false"):  # BoolQ answer
+            label = int(str(label).lower() == "true")
+        label = str(int(label))
+    return {**{f: str(row[f]) for f in _FIELDS[task]}, "label": label}
 
 
 def load_paper_task(data_dir: str | Path, task: str, n: int | None = None) -> list[Item]:
     """The validation split of ``boolq`` (SuperGLUE: passage, question, label 1 = yes; or
     the original BoolQ's ``answer`` true/false), ``rte`` (SuperGLUE: premise, hypothesis,
-    label 0 = entailment) or ``qqp`` (GLUE: question1, question2, label 1 = duplicate), from
-    ``<data_dir>/batchprompt/<task>/validation.jsonl`` or Hugging Face parquet files;
-    MissingDataError otherwise. Rows with label -1 (GLUE test) are dropped."""
+    label 0 = entailment) or ``qqp`` (GLUE: question1, question2, label 1 = duplicate), or
+    the test split of ``gsm8k`` (question, answer ending ``#### <number>``: the label is that
+    number), from ``<data_dir>/batchprompt/<task>/<split>.jsonl`` or Hugging Face parquet
+    files; MissingDataError otherwise. Rows with label -1 (GLUE test) are dropped."""
     if task not in PAPER_TASKS:
         raise ValueError(f"paper task must be one of {', '.join(PAPER_TASKS)}, got {task!r}")
     paths = [p for p in paper_paths(data_dir, task) if p.exists()]
     if not paths:
+        hub = {"qqp": "'glue', 'qqp'", "gsm8k": "'gsm8k', 'main'"}.get(
+            task, f"'super_glue', '{task}'"
+        )
+        fields = ", ".join(_FIELDS[task]) + (", answer" if task == "gsm8k" else ", label")
         raise MissingDataError(
-            f"{task} validation split", paper_paths(data_dir, task)[:3],
-            f"save it as JSONL (one object per line with {', '.join(_FIELDS[task])}, label), "
-            f"e.g. datasets.load_dataset('{'glue' if task == 'qqp' else 'super_glue'}', "
-            f"'{task}')['validation'].to_json(...)",
+            f"{task} {_SPLIT[task]} split", paper_paths(data_dir, task)[:2],
+            f"save it as JSONL (one object per line with {fields}), e.g. "
+            f"datasets.load_dataset({hub})['{_SPLIT[task]}'].to_json(...)",
         )  # fmt: skip
     p = paths[0]
     if p.suffix == ".parquet":
@@ -219,13 +277,14 @@ def load_paper_task(data_dir: str | Path, task: str, n: int | None = None) -> li
                 "reading parquet needs pandas: pip install pandas pyarrow"
             ) from None
 
-        rows = pd.concat([pd.read_parquet(q) for q in paths if q.suffix == ".parquet"])
+        rows = pd.concat([pd.read_parquet(q) for q in paths
+                          if q.suffix == ".parquet" and q.parent == p.parent])  # fmt: skip
         records = rows.to_dict("records")
     else:
         records = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
     items = []
     for r in records:
-        if "label" not in r and "answer" in r:
+        if task != "gsm8k" and "label" not in r and "answer" in r:
             r = {**r, "label": r["answer"]}
         if str(r.get("label")) == "-1":
             continue

@@ -28,10 +28,10 @@ from .batchprompt import (
     Answerer,
     BatchResult,
     Task,
-    build_messages,
-    formula_tokens,
+    TokenTerms,
     llm_answerer,
     official_tokens,
+    parse_number,
     planned_calls,
     run_batches,
 )
@@ -61,7 +61,8 @@ class Preset:
     openai:<model>@<url> (free generation + the parser), or simulated (the position-biased
     simulator, also for this part: tests and smoke)."""
     task: str = "sentiment"
-    """sentiment (generated) or a paper task: boolq, rte, qqp (files under --data-dir)."""
+    """sentiment (generated) or a paper task: boolq, rte, qqp, gsm8k (files under --data-dir;
+    gsm8k answers are numbers: free generation and the parser, on any --llm)."""
     n_items: int = 32
     """Points per seed for the --llm part (official: 320 per configuration; 32 x 3 seeds
     fit the 2-core budget: the local model takes ~0.1-0.25 s per label on the shared box)."""
@@ -134,7 +135,7 @@ PRESETS = {
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     option(p, "--llm", field="llm", help=f"{SPEC_HELP}; 'simulated' for the simulator")
-    option(p, "--task", field="task", help="sentiment (generated), boolq, rte or qqp")
+    option(p, "--task", field="task", help="sentiment (generated), boolq, rte, qqp or gsm8k")
     option(p, "--n-items", field="n_items", type=int, help="points per seed for --llm")
     option(p, "--votes", field="votes", type=int, help="BPE voting rounds")
 
@@ -149,26 +150,31 @@ class Models:
         self.ctx = ctx
 
     @cached_property
-    def answerer(self) -> tuple[Answerer | None, object, str]:
-        """(answerer, token counter, model name); None for the simulator."""
+    def answerer(self) -> tuple[Answerer | None, object, str, bool]:
+        """(answerer, token counter, model name, verbal confidence); None for the simulator.
+        Free generation (asked for verbal confidence) on an HTTP model and for numeric
+        answers; the restricted label decoder (label probability) on a local model."""
         preset, ctx = self.ctx.preset, self.ctx
         if preset.llm == "simulated":
-            return None, None, "simulated"  # built per seed and task (it needs the truth)
+            return None, None, "simulated", True  # built per seed and task (needs the truth)
         t0 = time.perf_counter()
+        http = preset.llm.startswith("openai:")
+        free = http or PAPER_TASKS.get(preset.task, SENTIMENT).numeric
         try:
-            if preset.llm.startswith("openai:"):
+            if http:
                 llm = load_llm(preset.llm, max_retries=2)
                 llm.generate(["Say OK."], max_new_tokens=4)  # fail now, not after an hour
-                ans = llm_answerer(llm)
             else:
                 llm = load_llm(preset.llm, device=ctx.device, threads=None)
-                ans = restricted_answerer(llm, threshold=preset.threshold)
+            ans = (
+                llm_answerer(llm) if free else restricted_answerer(llm, threshold=preset.threshold)
+            )
         except LLMError as e:
             raise UsageError(f"--llm {preset.llm}: the backend does not answer: {e}") from None
         except ValueError as e:
             raise UsageError(str(e)) from None
         ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
-        return ans, llm.count_tokens, llm.name
+        return ans, llm.count_tokens, llm.name, free
 
 
 def task_and_items(preset: Preset, data_dir, seed: int) -> tuple[Task, list[dict]]:
@@ -187,35 +193,38 @@ def _key(task: Task) -> str:
 # ------------------------------------------------------------------ measurements
 
 
+def truth(item) -> int | float:
+    """A point's answer: its class id, or the number of a numeric task (GSM8K)."""
+    return parse_number(item["label"])
+
+
 def accuracy(pred, items) -> float:
-    return float(np.mean([p is not None and p == int(it["label"]) for p, it in zip(pred, items)]))
+    return float(np.mean([p is not None and p == truth(it) for p, it in zip(pred, items)]))
 
 
-def cost_metrics(res: BatchResult, n: int, b: int, k: int, prompt_tok: int, item_tok,
+def cost_metrics(res: BatchResult, terms: TokenTerms, b: int, k: int,
                  prefix: str) -> dict[str, float]:  # fmt: skip
-    """Calls and tokens of the first k rounds, the App. F formula and the official count."""
+    """Calls and tokens of the first k rounds; the App. F formula, what it leaves out
+    (``TokenTerms.overheads``) and the official count."""
     led = res.ledger
     used = led.upto(k)
-    keep = [c for c, r in enumerate(led.round_of) if r < k]
-    asked = [led.asked[c] for c in keep]
-    formula = formula_tokens(asked, prompt_tok, item_tok)
+    asked = [led.asked[c] for c, r in enumerate(led.round_of) if r < k]
+    paper = terms.paper(asked, b)
+    over = terms.overheads(asked, b)
+    n = len(res.votes)
     rounds_asked = [sum(v.round < k for v in votes) for votes in res.votes]
-    return {f"{prefix}/calls": used["calls"], f"{prefix}/reasks": used["reasks"],
-            f"{prefix}/prompt_tokens": used["prompt_tokens"],
-            f"{prefix}/completion_tokens": used["completion_tokens"],
-            f"{prefix}/planned_calls": planned_calls(n, b, k),
-            f"{prefix}/formula_tokens": formula,
-            f"{prefix}/formula_rel_err": abs(used["prompt_tokens"] - formula) / max(1, formula),
-            f"{prefix}/official_tokens": official_tokens(-(-n // b), prompt_tok, item_tok,
-                                                         rounds_asked)}  # fmt: skip
-
-
-def token_parts(count, task: Task, items, confidence: bool) -> tuple[int, list[int]]:
-    """(T_prompt, [T_i]): the tokens of the prompt without points, and of each point alone."""
-    prompt_tok = count(build_messages(task, [], confidence=confidence))
-    base = count(build_messages(task, [], confidence=confidence))
-    item_tok = [count(build_messages(task, [it], confidence=confidence)) - base for it in items]
-    return prompt_tok, item_tok
+    out = {f"{prefix}/calls": used["calls"], f"{prefix}/reasks": used["reasks"],
+           f"{prefix}/prompt_tokens": used["prompt_tokens"],
+           f"{prefix}/completion_tokens": used["completion_tokens"],
+           f"{prefix}/planned_calls": planned_calls(n, b, k),
+           f"{prefix}/formula_tokens": paper,
+           # signed: > 0 when the formula undercounts what was billed
+           f"{prefix}/formula_gap": (used["prompt_tokens"] - paper) / max(1, paper),
+           f"{prefix}/exact_tokens": paper + sum(over.values()),
+           f"{prefix}/official_tokens": official_tokens(
+               -(-n // b), terms.prompt(b), [terms.item(i) for i in range(n)], rounds_asked)}  # fmt: skip
+    out.update({f"{prefix}/overhead_{name}": t for name, t in over.items()})
+    return out
 
 
 def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int, k: int,
@@ -224,8 +233,7 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
     res = run_batches(answerer, task, items, batch_size=b, rounds=k, seas=seas,
                       confidence=confidence, seed=seed, max_reask=preset.max_reask)  # fmt: skip
     seconds = time.perf_counter() - t0
-    n = len(items)
-    prompt_tok, item_tok = token_parts(count, task, items, confidence)
+    terms = TokenTerms(count, task, items, confidence)
     v: dict[str, float] = {f"{prefix}/seconds": seconds}
     led = res.ledger
     v.update({f"{prefix}/missing": led.missing, f"{prefix}/extra": led.extra,
@@ -234,12 +242,8 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
     if seas:
         v.update({f"{prefix}/acc": accuracy(res.predictions(), items),
                   f"{prefix}/acc_weighted": accuracy(res.predictions(weighted=True, alpha=preset.alpha), items),
-                  **{f"{prefix}/{a}": c for a, c in led.upto(k).items()},
-                  f"{prefix}/formula_tokens": formula_tokens(led.asked, prompt_tok, item_tok),
+                  **cost_metrics(res, terms, b, k, prefix),
                   f"{prefix}/mean_rounds": float(np.mean([len(x) for x in res.votes]))})  # fmt: skip
-        v[f"{prefix}/formula_rel_err"] = abs(
-            v[f"{prefix}/prompt_tokens"] - v[f"{prefix}/formula_tokens"]
-        ) / max(1, v[f"{prefix}/formula_tokens"])
     else:
         for r in range(1, k + 1):
             p = f"{prefix}/v{r}"
@@ -247,14 +251,14 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
             v[f"{p}/acc_weighted"] = accuracy(
                 res.predictions(weighted=True, alpha=preset.alpha, rounds=r), items
             )
-            v.update(cost_metrics(res, n, b, r, prompt_tok, item_tok, p))
+            v.update(cost_metrics(res, terms, b, r, p))
     # accuracy by position in round 1 (naive batching)
     right = np.zeros(b)
     seen = np.zeros(b)
     for votes, it in zip(res.votes, items):
         first = votes[0]
         seen[first.position] += 1
-        right[first.position] += first.label == int(it["label"])
+        right[first.position] += first.label == truth(it)
     extra = {"position_acc": (right / np.maximum(seen, 1)).tolist(), "position_n": seen.tolist()}
     if b > 1 and not seas:
         half = b // 2
@@ -267,13 +271,13 @@ def sim_unit(preset: Preset, seed: int) -> tuple[dict, dict]:
     """SinglePrompt, BPE 1..K votes and BPE + SEAS on the position-biased simulator."""
     items = [{"sentence": f"Review number {k} of the set.", "label": str(y)}
              for k, y in enumerate(np.random.default_rng(seed).integers(0, 2, preset.sim_items))]  # fmt: skip
-    truth = {it["sentence"]: int(it["label"]) for it in items}
+    answers = {it["sentence"]: int(it["label"]) for it in items}
     v: dict[str, float] = {}
     extra = {}
     b, k = preset.sim_batch_size, preset.sim_votes
     for name, bs, rounds, seas in (("single", 1, 1, False), (f"bs{b}", b, k, False),
                                    (f"bs{b}/seas", b, k, True)):  # fmt: skip
-        llm = simulated_llm(SENTIMENT, truth, preset.bias, seed=seed)
+        llm = simulated_llm(SENTIMENT, answers, preset.bias, seed=seed)
         ans = llm_answerer(llm)
         vals, ex = measure(ans, llm.count_tokens, SENTIMENT, items, preset, bs, rounds, seas,
                            seed, confidence=True, prefix=f"sim/{name}")  # fmt: skip
@@ -291,13 +295,11 @@ def llm_unit(ctx: RunContext, models: Models, seed: int, b: int, seas: bool) -> 
     preset = ctx.preset
     task, items = task_and_items(preset, ctx.data_dir, seed)
     k = 1 if b == 1 else preset.votes
-    answerer, count, name = models.answerer
+    answerer, count, name, confidence = models.answerer
     if answerer is None:  # simulated stand-in for the LLM part (smoke, tests)
-        truth = {it[_key(task)]: int(it["label"]) for it in items}
-        llm = simulated_llm(task, truth, preset.bias, seed=seed + 1000 * b, key=_key(task))
-        answerer, count, confidence = llm_answerer(llm), llm.count_tokens, True
-    else:
-        confidence = preset.llm.startswith("openai:")  # verbal; the local decoder: probability
+        answers = {it[_key(task)]: truth(it) for it in items}
+        llm = simulated_llm(task, answers, preset.bias, seed=seed + 1000 * b, key=_key(task))
+        answerer, count = llm_answerer(llm), llm.count_tokens
     prefix = f"llm/bs{b}" + ("/seas" if seas else "")
     v, extra = measure(answerer, count, task, items, preset, b, k, seas, seed, confidence, prefix)
     ctx.log.info("seed %d %s%s: %s", seed, prefix, f" ({name})",

@@ -64,7 +64,7 @@ def simulated_llm(task: Task, truth: dict[str, int], bias: PositionBias, seed: i
         for m in pattern.finditer(text):
             i, y = int(m.group("i")), truth[m.group("x").strip()]
             wrong = rng.random() < bias.error(i)
-            label = (1 - y) if wrong else y
+            label = (1 - y) if wrong else y  # a numeric task (GSM8K): another number
             sure = rng.random() < (bias.conf_wrong if wrong else bias.conf_right)
             line = task.label_line(i, label, CONFIDENT if sure else NOT_CONFIDENT)
             if rng.random() < bias.drop:
