@@ -343,3 +343,17 @@ def test_cached_parallel_runs_units_in_processes_and_resumes(tmp_path):
     serial = context(False)
     serial.threads = 1  # one core: the units run here, in order
     assert serial.cached_parallel({"a": os.getpid}) == {"a": os.getpid()}
+
+
+def test_torch_threads_is_scoped():
+    import torch
+
+    from iclr24_common import torch_threads
+
+    before = torch.get_num_threads()
+    with torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError), torch_threads(1):
+        raise RuntimeError("the count is restored on errors too")
+    assert torch.get_num_threads() == before

@@ -4,10 +4,11 @@ then timed repetitions, hidden {1..64} x T {1k..1M}), and the official V100 resu
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import torch
+
+from iclr24_common import torch_threads
 
 from .deer import GRUCellFn, deer_rnn
 
@@ -38,17 +39,6 @@ V100_FORWARD_SPEEDUP = {
 def _sync(device) -> None:
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize(device)
-
-
-@contextlib.contextmanager
-def torch_threads(n: int):
-    """Run the block with ``n`` torch intra-op threads, then restore the previous count."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def sequential_threads(device) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ from iclr24_common import (
     preset_option,
     progress,
     seed_everything,
+    torch_threads,
 )
 
 from .bench import (
@@ -40,7 +41,6 @@ from .bench import (
     full_jacobian_bytes,
     saved_tensor_bytes,
     sequential_threads,
-    torch_threads,
 )
 from .claims import make_checks, make_claims
 from .classifier import ClassifierConfig, ResidualGRUClassifier

@@ -45,7 +45,7 @@ from .results import (
     write_results,
 )
 from .seeding import seed_everything
-from .threads import available_cores, set_threads
+from .threads import available_cores, set_threads, torch_threads
 
 __version__ = "0.2.0"
 
@@ -95,5 +95,6 @@ __all__ = [
     "save_figure",
     "seed_everything",
     "set_threads",
+    "torch_threads",
     "write_results",
 ]

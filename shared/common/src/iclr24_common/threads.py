@@ -3,6 +3,7 @@ the number is applied to BLAS (through threadpoolctl), to OpenMP, and to torch."
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -36,3 +37,17 @@ def set_threads(n: int | None = None) -> int:
     if "torch" in sys.modules:  # already imported: its pools were sized at import
         sys.modules["torch"].set_num_threads(n)
     return n
+
+
+@contextlib.contextmanager
+def torch_threads(n: int):
+    """Run the block with ``n`` torch intra-op threads, then restore the previous count: for
+    timing one piece (a baseline) at another thread count than the run's :func:`set_threads`."""
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
