@@ -152,20 +152,20 @@ class Preset:
     (TPR-RNN), lm (linear Transformer LM)."""
     seeds: tuple[int, ...] = (0, 1, 2)
     """Seeds (weights, data stream, test pairings); official train.sh uses 10."""
-    words: int = 32
+    words: int = 16
     """Words per group K: keys X1, X2, values Y1, Y2 (official 250, 1000 words in all).
     The test sequences store all K X2 keys."""
-    pairs: int = 12
-    """Pairs per training sequence N (official 100: test / train length 2.5; here 2.7)."""
+    pairs: int = 8
+    """Pairs per training sequence N (official 100: test / train length 2.5)."""
     ratios: tuple[float, ...] = (0.0, 0.5)
     """Fractions p of X1 keys also trained with Y1 values (official 0.0, 0.5, 1.0)."""
     methods: tuple[str, ...] = DECOMPOSITIONS
     """Decompositions compared: linear (the FWM baseline) and aid."""
     model: Model = field(default_factory=Model)
     train: TrainConfig = field(
-        default_factory=lambda: TrainConfig(steps=1000, batch_size=64, eval_every=100)
+        default_factory=lambda: TrainConfig(steps=800, batch_size=64, eval_every=100)
     )
-    """Official optimiser (Adam 1e-3, batch 64, clip 50); 1000 steps instead of 30000."""
+    """Official optimiser (Adam 1e-3, batch 64, clip 50); 800 steps instead of 30000."""
     data: str = "generated"
     """generated tokens, or words (the paper's 1000-word list from --data-dir)."""
     clevr: Clevr = field(
