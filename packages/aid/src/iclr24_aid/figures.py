@@ -62,14 +62,18 @@ def plot_attention(maps: dict) -> object:
                 panels.append((f"SAR {group}, {name}", np.mean([m[name] for m in per_seed], 0),
                                "input stream", "component"))  # fmt: skip
     vmax = max(float(a.max()) for _, a, _, _ in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.7 * len(panels), 3.0), squeeze=False,
+    cols = min(4, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.9 * cols, 2.9 * rows), squeeze=False,
                              layout="constrained")  # fmt: skip
-    for ax, (title, a, ylabel, xlabel) in zip(axes[0], panels):
+    for ax in axes.flat[len(panels) :]:
+        ax.axis("off")
+    for ax, (title, a, ylabel, xlabel) in zip(axes.flat, panels):
         im = ax.imshow(a, vmin=0, vmax=vmax, cmap="viridis")
         ax.set(xticks=range(a.shape[1]), yticks=range(a.shape[0]))
         ax.set_title(title, fontsize=8)
         ax.set_xlabel(xlabel, fontsize=7)
         ax.set_ylabel(ylabel, fontsize=7)
         ax.tick_params(labelsize=6)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8, label="attention (each column sums to 1)")
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, label="attention (columns sum to 1)")
     return fig
