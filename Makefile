@@ -13,7 +13,7 @@ PYTHON ?= 3.11
 # where the throw-away environments of the isolated legs go
 LEG_ROOT ?= $(or $(TMPDIR),/tmp)/iclr24-legs
 
-.PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all \
+.PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all tables keep-results \
         list legs new-package $(addprefix test-,$(LEGS)) $(addprefix test-isolated-,$(LEGS)) \
         $(addprefix reproduce-,$(PACKAGES))
 
@@ -26,6 +26,8 @@ help:
 	@echo "                            legs: $(LEGS)"
 	@echo "make reproduce-<slug>       one paper's default reproduction (results in runs/<slug>/default)"
 	@echo "make reproduce-all          every paper's default reproduction"
+	@echo "make keep-results SLUG=x    runs/x/default becomes packages/x/results/ (what its README reports)"
+	@echo "make tables                 every README's results table, generated from packages/*/results/"
 	@echo "make new-package SLUG=x     a new package from the template (tests and smoke pass at once)"
 	@echo "make lint | format | build  ruff (locked) | ruff fix | a wheel per member (dist/)"
 	@echo "make wheel-check            every wheel installed in its own fresh venv; runs its --help"
@@ -87,6 +89,16 @@ $(addprefix reproduce-,$(PACKAGES)): reproduce-%: setup
 
 reproduce-all: setup
 	@set -e; for p in $(PACKAGES); do $(UV) run --no-sync iclr24-$$p reproduce --preset default; done
+
+# ---------------------------------------------------------------- results on file
+# `make keep-results SLUG=x`: the finished runs/x/default becomes packages/x/results/ (the file the
+# README reports); `make tables` regenerates every README table from those files.
+keep-results: setup
+	@test -n "$(SLUG)" || { echo "usage: make keep-results SLUG=<slug> [RUN=runs/<slug>/default]"; exit 2; }
+	$(UV) run --no-sync python -m iclr24_common.tables --keep $(SLUG) $(if $(RUN),--run $(RUN))
+
+tables: setup
+	$(UV) run --no-sync python -m iclr24_common.tables
 
 # ---------------------------------------------------------------- scaffold, lint, wheels
 new-package:

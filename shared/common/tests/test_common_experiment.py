@@ -19,6 +19,7 @@ from iclr24_common import (
     UsageError,
     available_cores,
     preset_option,
+    threshold,
 )
 from iclr24_common.experiment import coerce
 
@@ -34,7 +35,7 @@ class Train:
 @dataclass(frozen=True)
 class Preset:
     seeds: tuple[int, ...] = (0,)
-    threshold: float = 0.0
+    threshold: float = -1.0
     widths: tuple[int, ...] = (4, 8)
     mode: Literal["fast", "slow"] = "fast"
     limit: int | None = None
@@ -56,9 +57,10 @@ def default_run(ctx):
         ctx.save_partial(m)
     p = ctx.preset
     claim = Claim(id="big", statement="value is big", paper="n/a", measured=m.fmt("demo/value"),
-                  criterion=f"mean >= {p.threshold}", holds=m.mean("demo/value") >= p.threshold)  # fmt: skip
+                  test=threshold(m.by_seed("demo/value"), threshold=p.threshold))  # fmt: skip
     check = Check(id="config-read", statement="the run read the overridden preset",
-                  measured=str(p.train.epochs), criterion="epochs >= 1", holds=p.train.epochs >= 1)  # fmt: skip
+                  measured=str(p.train.epochs), criterion="epochs >= 1", holds=p.train.epochs >= 1,
+                  why="__post_init__ refuses epochs < 1")  # fmt: skip
     return Report(m, [claim], [check])
 
 
@@ -86,10 +88,10 @@ def test_reproduce_writes_results_config_and_checks(tmp_path, capsys):
     assert [c["id"] for c in res["claims"]] == ["big"] and res["checks"][0]["id"] == "config-read"
     assert res["paper"]["title"] == "Demo paper" and res["units"] == {"reused": 0, "computed": 2}
     md = (tmp_path / "results.md").read_text()
-    assert "## Claims (1 of 1 hold)" in md and "## Checks (1 of 1 pass)" in md
+    assert "## Claims (1 hold, 0 fail, 0 inconclusive (of 1))" in md and "## Checks (1 of 1 pass)" in md
     assert (tmp_path / "log.txt").read_text() and (tmp_path / "partial_results.json").exists()
     out = capsys.readouterr().out
-    assert "1 of 1 claims hold" in out and "config-read" in out
+    assert "claims: 1 hold, 0 fail, 0 inconclusive (of 1)" in out and "config-read" in out
 
 
 def test_preset_options_reach_the_run(tmp_path):
@@ -172,8 +174,8 @@ def test_resume_reuses_units_and_a_fresh_run_forgets_them(tmp_path, monkeypatch)
         m = Metrics()
         for s in ctx.seeds:
             m.add("v", s, ctx.cached(f"seed{s}", lambda s=s: calls.append(s) or float(s)))
-        return Report(m, [Claim(id="c", statement="", paper="", measured="", criterion="",
-                                holds=True)])  # fmt: skip
+        return Report(m, [Claim(id="c", statement="", paper="", measured="",
+                                test=threshold(m.by_seed("v"), threshold=-1.0))])  # fmt: skip
 
     app = make_app(run)
     monkeypatch.setenv("ICLR24_INTERRUPT_AFTER_UNITS", "2")

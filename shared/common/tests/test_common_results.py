@@ -4,11 +4,27 @@ import os
 import numpy as np
 import pytest
 
-from iclr24_common import Check, Claim, Metrics, aggregate, atomic_write_text, write_results
+from iclr24_common import (
+    Check,
+    Claim,
+    Metrics,
+    aggregate,
+    atomic_write_text,
+    bound_check,
+    superiority,
+    threshold,
+    write_results,
+)
 
 
 def claim(id="c", holds=True):
-    return Claim(id=id, statement="s", paper="p", measured="m", criterion="k", holds=holds)
+    test = superiority([2.0, 2.1, 1.9], [1.0, 1.0, 1.0]) if holds else superiority([1, 1], [2, 2])
+    return Claim(id=id, statement="s", paper="p", measured="m", criterion="k", test=test)
+
+
+def check(id="budget", holds=True):
+    return Check(id=id, statement="equal budgets", measured="1 = 1", criterion="==",
+                 holds=holds, why="both loops run the same step count")  # fmt: skip
 
 
 def test_aggregate_mean_std_per_seed():
@@ -31,12 +47,25 @@ def test_metrics_orders_by_seed_and_reports_unknown_names():
         m.values("nope")
 
 
-def test_claim_holds_must_be_computed_bool_and_keywords_only():
-    assert claim(holds=np.float64(1) > 0).holds is True
-    with pytest.raises(TypeError):
-        claim(holds="yes")
+def test_claim_verdict_comes_from_a_test_and_keywords_only():
+    c = claim()
+    assert c.verdict == "holds" and c.holds is True and "2 SE" in c.criterion
+    assert c.criterion.startswith("k; superiority")
+    assert claim(holds=False).verdict == "fails" and claim(holds=False).holds is False
+    with pytest.raises(TypeError, match="must be a Verdict"):
+        Claim(id="c", statement="s", paper="p", measured="m", test=True)
     with pytest.raises(TypeError):
         Claim("c", "s", "p", "m", "k", True)  # positional fields are a TypeError
+    with pytest.raises(ValueError, match="why it holds"):
+        Check(id="x", statement="s", measured="m", criterion="k", holds=True, why=" ")
+
+
+def test_bound_check_reports_slack_and_vacuous():
+    tight = bound_check(id="b", statement="s", measured=0.5, bound=2.0, rederived=False, why="thm")
+    assert tight.holds and tight.slack == 4.0 and tight.label == "tight" and tight.kind == "bound"
+    loose = bound_check(id="b", statement="s", measured=1e-3, bound=1.0, rederived=True, why="t")
+    assert loose.label == "vacuous" and loose.kind == "bound (re-derived)" and "1e+03x" in loose.measured
+    assert not bound_check(id="b", statement="s", measured=3, bound=2, rederived=True, why="t").holds
 
 
 def test_gap_is_paired_over_common_seeds():
@@ -56,12 +85,10 @@ def test_gap_is_paired_over_common_seeds():
 def test_checks_are_kept_apart_from_claims(tmp_path):
     m = Metrics()
     m.add("x", 0, 1.0)
-    chk = Check(
-        id="budget", statement="equal budgets", measured="1 = 1", criterion="==", holds=True
-    )
+    chk = check()
     kw = dict(package="iclr24-demo", version="0", paper={"title": "T"}, preset="smoke",
               seeds=[0], device="cpu", wall_seconds=0.1, metrics=m)  # fmt: skip
-    with pytest.raises(TypeError, match="is a Check"):
+    with pytest.raises(TypeError, match="is not a Claim"):
         write_results(tmp_path, claims=[chk], **kw)
     res = write_results(tmp_path, claims=[claim()], checks=[chk], **kw)
     assert res["checks"][0]["paper"] == "" and [c["id"] for c in res["claims"]] == ["c"]
@@ -77,8 +104,8 @@ def test_write_results_shape_and_markdown(tmp_path):
             statement="accurate",
             paper="Table 1: 0.9",
             measured=m.fmt("method/acc"),
-            criterion="mean >= 0.8",
-            holds=m.mean("method/acc") >= 0.8,
+            criterion="accuracy past 0.8",
+            test=threshold(m.by_seed("method/acc"), threshold=0.5),
         )
     ]
     res = write_results(
@@ -113,12 +140,13 @@ def test_write_results_shape_and_markdown(tmp_path):
     ]:
         assert key in on_disk
     assert on_disk["metrics"]["method/acc"]["per_seed"] == [0.9, 0.8]
-    assert on_disk["claims"][0]["holds"] is True
+    assert on_disk["claims"][0]["holds"] is True and on_disk["claims"][0]["verdict"] == "holds"
+    assert on_disk["claims"][0]["test"]["kind"] == "threshold" and on_disk["claims"][0]["test"]["n"] == 2
     assert on_disk["note"] == 2.0
     env = on_disk["environment"]
     assert env["python"] and env["numpy"] and env["device"] == "cpu"
     md = (tmp_path / "results.md").read_text()
-    assert "| acc | yes |" in md and "method/acc" in md
+    assert "| acc | holds |" in md and "method/acc" in md and "1 hold, 0 fail, 0 inconclusive" in md
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
@@ -158,5 +186,22 @@ def test_load_results_checks_the_contract(tmp_path):
     del broken["environment"]
     broken["claims"][0]["holds"] = "yes"
     (tmp_path / "results.json").write_text(json.dumps(broken))
-    with pytest.raises(ValueError, match="missing key 'environment'.*non-bool holds"):
+    with pytest.raises(ValueError, match="missing key 'environment'.*verdict 'holds' / holds 'yes'"):
         load_results(tmp_path)
+
+
+def test_contract_refuses_bare_criteria_and_checks_without_why(tmp_path):
+    from iclr24_common.results import contract_problems
+
+    m = Metrics()
+    m.add("a/x", 0, 1.0)
+    res = write_results(tmp_path, package="iclr24-demo", version="0", paper={"title": "T"},
+                        preset="smoke", seeds=[0], device="cpu", wall_seconds=0.1, metrics=m,
+                        claims=[claim()], checks=[check()])  # fmt: skip
+    assert contract_problems(res) == []
+    res["claims"][0]["criterion"] = "mean >= 0"
+    res["checks"][0]["why"] = ""
+    res["claims"][0]["test"]["se"] = None
+    problems = "; ".join(contract_problems(res))
+    assert "has no margin or SE" in problems and "no why" in problems
+    assert "without a paired SE" in problems

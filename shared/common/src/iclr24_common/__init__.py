@@ -1,7 +1,8 @@
 """iclr24-common: the shared plumbing of the iclr24 paper packages (no paper logic).
 
 The experiment protocol (:class:`ExperimentApp`, :class:`Paper`, :class:`RunContext`,
-:class:`Report`), results (:class:`Claim`, :class:`Check`, :class:`Metrics`), seeding, devices,
+:class:`Report`), results (:class:`Claim`, :class:`Check`, :class:`Metrics`), verdicts
+(:func:`superiority`, :func:`non_inferiority`, :func:`threshold`: see ``verdicts``), seeding, devices,
 threads, logging, data paths, atomic files, figures, checkpoints and distributed helpers.
 """
 
@@ -38,7 +39,9 @@ from .results import (
     Gap,
     Metrics,
     aggregate,
+    bound_check,
     claims_table,
+    count_verdicts,
     environment_record,
     is_timing_metric,
     load_results,
@@ -46,6 +49,7 @@ from .results import (
 )
 from .seeding import seed_everything
 from .threads import available_cores, set_threads, torch_threads
+from .verdicts import Verdict, all_of, non_inferiority, superiority, threshold
 
 __version__ = "0.2.0"
 
@@ -62,9 +66,12 @@ __all__ = [
     "MissingDependencyError",
     "Paper",
     "Report",
+    "Verdict",
     "RunContext",
     "UsageError",
     "aggregate",
+    "all_of",
+    "bound_check",
     "all_gather_cat",
     "all_reduce_mean",
     "atomic_write_bytes",
@@ -75,6 +82,7 @@ __all__ = [
     "barrier",
     "claims_table",
     "cleanup",
+    "count_verdicts",
     "data_dir",
     "environment_record",
     "get_dist_info",
@@ -84,6 +92,7 @@ __all__ = [
     "is_timing_metric",
     "load_checkpoint",
     "load_results",
+    "non_inferiority",
     "log_to_file",
     "preset_option",
     "progress",
@@ -94,7 +103,9 @@ __all__ = [
     "save_checkpoint",
     "save_figure",
     "seed_everything",
+    "superiority",
     "set_threads",
+    "threshold",
     "torch_threads",
     "write_results",
 ]

@@ -51,7 +51,7 @@ from .dist import is_main_process
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json, to_jsonable
 from .logs import get_logger, log_to_file, progress
-from .results import Check, Claim, Metrics, claims_table, write_results
+from .results import Check, Claim, Metrics, claims_table, count_verdicts, git_commit, write_results
 from .threads import available_cores, set_threads
 
 T = TypeVar("T")
@@ -529,29 +529,38 @@ class ExperimentApp:
                      self.package, self.version, args.preset, ctx.seeds, device, threads, out,
                      " (resume)" if args.resume else "")  # fmt: skip
             t0 = time.perf_counter()
-            report = self.run(ctx)
+            try:
+                report = self.run(ctx)
+            except BaseException:
+                _record_run(out, time.perf_counter() - t0, ctx, finished=False)
+                raise
             wall = time.perf_counter() - t0
+            history = _record_run(out, wall, ctx, finished=True)
             if args.resume:
                 log.info("resume: %d units reused, %d computed", ctx.units_reused,
                          ctx.units_computed)  # fmt: skip
             if is_main_process():
+                total = sum(r["wall_seconds"] for r in history)
                 write_results(
                     out, package=self.package, version=self.version,
                     paper=dataclasses.asdict(self.paper), preset=args.preset, seeds=ctx.seeds,
-                    device=device, threads=threads, wall_seconds=wall, metrics=report.metrics,
+                    device=device, threads=threads, wall_seconds=total, metrics=report.metrics,
                     claims=report.claims, checks=report.checks, config=config,
                     extra={**report.extra, "units": {"reused": ctx.units_reused,
-                                                     "computed": ctx.units_computed}},
+                                                     "computed": ctx.units_computed},
+                           "wall_seconds_this_run": wall, "runs": history},
                 )  # fmt: skip
-                log.info("wrote %s and results.md (%.1f s)", out / "results.json", wall)
-                held = sum(c.holds for c in report.claims)
-                print(f"\n{held} of {len(report.claims)} claims hold")
+                log.info("wrote %s and results.md (%.1f s; %.1f s over %d run(s) of these "
+                         "units)", out / "results.json", wall, total, len(history))  # fmt: skip
+                n = count_verdicts([c.to_dict() for c in report.claims])
+                print(f"\nclaims: {n['holds']} hold, {n['fails']} fail, "
+                      f"{n['inconclusive']} inconclusive (of {len(report.claims)})")  # fmt: skip
                 print(claims_table(report.claims))
                 if report.checks:
                     ok = sum(c.holds for c in report.checks)
                     print(f"\n{ok} of {len(report.checks)} checks pass")
                     print(claims_table(report.checks, title="check"))
-        failed = [c.id for c in report.claims if not c.holds]
+        failed = [f"{c.id} ({c.verdict})" for c in report.claims if not c.holds]
         if failed and args.strict:
             print(f"{self.package}: --strict: claims not holding: {', '.join(failed)}",
                   file=sys.stderr)  # fmt: skip
@@ -577,8 +586,36 @@ class ExperimentApp:
         if not resume and units.exists() and is_main_process():
             for f in units.glob("*.pkl"):
                 f.unlink()
+            (units / RUNS_FILE).unlink(missing_ok=True)
         if is_main_process():
             atomic_write_json(stamp, fingerprint)
+
+
+RUNS_FILE = "runs.json"
+
+
+def _record_run(out: Path, wall: float, ctx: RunContext, finished: bool) -> list[dict]:
+    """Append this invocation to ``units/runs.json`` (the runs that made these units: a run
+    resumed after an interruption reports the time of all its parts) and return the list.
+    A run directory from before this record existed contributes its results.json's time."""
+    path = out / "units" / RUNS_FILE
+    if path.exists():
+        history = json.loads(path.read_text())
+    else:
+        history = []
+        old = out / "results.json"
+        if ctx.resume and old.exists():
+            prev = json.loads(old.read_text())
+            history.append({"date": prev.get("date"), "wall_seconds": prev.get("wall_seconds", 0.0),
+                            "units_computed": (prev.get("units") or {}).get("computed"),
+                            "git_commit": (prev.get("environment") or {}).get("git_commit"),
+                            "finished": True, "from": "results.json"})  # fmt: skip
+    history.append({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "wall_seconds": wall,
+                    "units_computed": ctx.units_computed, "units_reused": ctx.units_reused,
+                    "git_commit": git_commit(Path(__file__).parent), "finished": finished})  # fmt: skip
+    if is_main_process():
+        atomic_write_json(path, history)
+    return history
 
 
 def _check_writable(out: Path) -> None:

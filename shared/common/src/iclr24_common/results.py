@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import platform
+import re
 import subprocess
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,17 @@ from typing import Any
 import numpy as np
 
 from .io import atomic_write_json, atomic_write_text, to_jsonable
+from .verdicts import OUTCOMES, Verdict, slack_label
 
 
 @dataclass(kw_only=True)
 class Claim:
     """A statement of the paper, measured here against the strongest baseline the package has.
 
-    Built with keywords only. ``holds`` is computed from the metrics, never typed in: a claim
-    that fails at this scale is reported as failing.
+    Built with keywords only. Its outcome comes from ``test``, a :class:`Verdict` computed by
+    :func:`superiority`, :func:`non_inferiority` or :func:`threshold` (or :func:`all_of`) on
+    paired per-seed values: ``verdict`` is ``holds``, ``fails`` or ``inconclusive``, never
+    typed in. ``criterion`` says what is compared; the test's rule is appended to it.
     """
 
     id: str
@@ -38,27 +42,82 @@ class Claim:
     """The paper's own figure for it, with its table or figure number (or where none was found)."""
     measured: str
     """Our figure, taken from the metrics (with the seeds' spread)."""
+    test: Verdict
+    """The test that decides the claim (see :mod:`iclr24_common.verdicts`)."""
+    criterion: str = ""
+    """What is compared, e.g. ``SMNN's test MSE vs the best monotone peer's``."""
+    verdict: str = field(init=False)
+    """``holds``, ``fails`` or ``inconclusive`` (from ``test``)."""
+    holds: bool = field(init=False)
+    """``verdict == "holds"``."""
+
+    def __post_init__(self):
+        if not isinstance(self.test, Verdict):
+            raise TypeError(
+                f"Claim {self.id!r}: test must be a Verdict from superiority / non_inferiority "
+                "/ threshold / all_of (computed from metrics)"
+            )
+        self.verdict = self.test.outcome
+        self.holds = self.verdict == "holds"
+        rule = self.test.rule()
+        if rule not in self.criterion:
+            self.criterion = f"{self.criterion}; {rule}" if self.criterion else rule
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "statement": self.statement, "paper": self.paper,
+            "measured": self.measured, "criterion": self.criterion, "verdict": self.verdict,
+            "holds": self.holds, "test": self.test.to_dict(),
+        }  # fmt: skip
+
+
+@dataclass(kw_only=True)
+class Check:
+    """An invariant of the code rather than a statement of the paper: counters agree, budgets
+    are equal, a golden string matches, a guarantee or a bound that holds by construction.
+    ``why`` names why it holds by construction (so a failing check is a bug, not a result).
+    READMEs count claims only. A bound is made with :func:`bound_check`."""
+
+    id: str
+    statement: str
+    measured: str
     criterion: str
-    """The test applied, e.g. ``gap >= 2.0 points and > 2 SE, mean of 3 seeds``."""
     holds: bool
-    """Whether ``criterion`` is met by ``measured`` (computed, never typed in)."""
+    """Whether the invariant is met (computed, never typed in)."""
+    why: str
+    """Why this holds by construction, e.g. ``Theorem 1: exp weights are positive``."""
+    paper: str = ""
+    kind: str = "invariant"
+    """``invariant``, ``bound`` or ``bound (re-derived)``."""
+    slack: float | None = None
+    """For a bound: bound / measured."""
+    label: str = ""
+    """For a bound: ``tight`` (slack <= 100) or ``vacuous``."""
 
     def __post_init__(self):
         if isinstance(self.holds, np.bool_):
             self.holds = bool(self.holds)
         if not isinstance(self.holds, bool):
-            raise TypeError(
-                f"{type(self).__name__} {self.id!r}: holds must be a bool computed from metrics"
-            )
+            raise TypeError(f"Check {self.id!r}: holds must be a bool computed from metrics")
+        if not self.why.strip():
+            raise ValueError(f"Check {self.id!r}: say why it holds by construction (why=...)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-@dataclass(kw_only=True)
-class Check(Claim):
-    """An invariant of the code rather than a statement of the paper: counters agree, budgets
-    are equal, a golden string matches, a guarantee holds by construction. Same shape as a
-    :class:`Claim` (``paper`` may stay empty); READMEs count claims only."""
-
-    paper: str = ""
+def bound_check(*, id: str, statement: str, measured: float, bound: float, rederived: bool,
+                why: str, paper: str = "", what: str = "measured") -> Check:  # fmt: skip
+    """A bound as a check: ``measured <= bound``, shown with its slack (bound / measured) and
+    labelled ``vacuous`` past 100x. ``rederived=True`` for a bound derived here rather than
+    copied from the paper (the kind then reads ``bound (re-derived)``)."""
+    slack, label = slack_label(measured, bound)
+    return Check(
+        id=id, statement=statement, paper=paper, why=why,
+        measured=f"{what} {measured:.4g} vs bound {bound:.4g} (slack {slack:.3g}x, {label})",
+        criterion=f"{what} <= bound", holds=bool(measured <= bound),
+        kind="bound (re-derived)" if rederived else "bound", slack=slack, label=label,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -124,6 +183,12 @@ class Metrics:
         d = self._values[name]
         return [d[s] for s in sorted(d)]
 
+    def by_seed(self, name: str) -> dict[int, float]:
+        """``seed -> value``: what :func:`superiority` and friends pair on."""
+        if name not in self._values:
+            raise KeyError(f"no metric {name!r}; have: {', '.join(self._values) or 'none'}")
+        return dict(self._values[name])
+
     def mean(self, name: str) -> float:
         return aggregate(self.values(name))["mean"]
 
@@ -184,6 +249,16 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
 def environment_record(package: str | None = None, device: str | None = None) -> dict[str, Any]:
     """Versions and machine facts that a reader needs to compare two runs."""
     import os
@@ -193,6 +268,7 @@ def environment_record(package: str | None = None, device: str | None = None) ->
         "platform": platform.platform(),
         "machine": platform.machine(),
         "cpu_count": os.cpu_count(),
+        "cpu_model": _cpu_model(),
         "numpy": np.__version__,
         "torch": _version("torch"),
         "iclr24-common": _version("iclr24-common"),
@@ -218,24 +294,74 @@ def _fmt_num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _verdict_rows(items: list[dict], with_paper: bool) -> list[str]:
-    head = (
-        "| claim | holds | measured | criterion | paper |"
-        if with_paper
-        else ("| check | holds | measured | criterion |")
-    )
-    rows = [head, "|---|---|---|---|---|" if with_paper else "|---|---|---|---|"]
-    for c in items:
-        mark = "yes" if c["holds"] else "**no**"
-        row = f"| {c['id']} | {mark} | {c['measured']} | {c['criterion']} |"
-        rows.append(row + (f" {c['paper']} |" if with_paper else ""))
+def verdict_word(c: dict) -> str:
+    """A claim's verdict as a table cell: ``holds``, ``**fails**`` or ``inconclusive (why)``."""
+    v = c.get("verdict", "holds" if c.get("holds") else "fails")
+    reason = (c.get("test") or {}).get("reason", "")
+    if v == "fails":
+        return "**fails**"
+    if v == "inconclusive":
+        return f"inconclusive ({reason})" if reason else "inconclusive"
+    return v
+
+
+def test_summary(c: dict) -> str:
+    """The deciding numbers of a claim's test: ``+0.04 +/- 0.012 SE (3 seeds)`` (and the control)."""
+    t = c.get("test")
+    if not t:
+        return ""
+    unit = "seed" if t["kind"] in ("superiority", "non-inferiority") else "value"
+    s = f"{t['estimate']:+.3g} +/- {t['se']:.2g} SE ({t['n']} {unit}{'s' * (t['n'] != 1)})"
+    ctl = t.get("control")
+    if ctl:
+        s += f"; control {ctl['name']}: {ctl['outcome']} ({ctl['estimate']:+.3g} +/- {ctl['se']:.2g})"
+    return s
+
+
+def count_verdicts(claims: list[dict]) -> dict[str, int]:
+    """``{"holds": h, "fails": f, "inconclusive": i}`` over a results file's claims."""
+    out = dict.fromkeys(OUTCOMES, 0)
+    for c in claims:
+        out[c.get("verdict", "holds" if c.get("holds") else "fails")] += 1
+    return out
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def claims_rows(claims: list[dict]) -> list[str]:
+    """The claims as Markdown table rows (header included)."""
+    rows = ["| claim | verdict | measured | paired test (2 SE) | criterion | paper |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    for c in claims:
+        rows.append(f"| {c['id']} | {verdict_word(c)} | {_cell(c['measured'])} | "
+                    f"{_cell(test_summary(c))} | {_cell(c['criterion'])} | {_cell(c['paper'])} |")  # fmt: skip
     return rows
+
+
+def checks_rows(checks: list[dict]) -> list[str]:
+    """The checks as Markdown table rows: a bound shows its kind, slack and label."""
+    rows = ["| check | passes | measured | criterion | why it holds by construction |",
+            "|---|---|---|---|---|"]  # fmt: skip
+    for c in checks:
+        kind = c.get("kind", "invariant")
+        name = c["id"] if kind == "invariant" else f"{c['id']} ({kind}, {c.get('label', '')})"
+        mark = "yes" if c["holds"] else "**no**"
+        rows.append(f"| {name} | {mark} | {_cell(c['measured'])} | {_cell(c['criterion'])} | "
+                    f"{_cell(c.get('why', ''))} |")  # fmt: skip
+    return rows
+
+
+def counts_line(claims: list[dict]) -> str:
+    n = count_verdicts(claims)
+    return (f"{n['holds']} hold, {n['fails']} fail, {n['inconclusive']} inconclusive "
+            f"(of {len(claims)})")  # fmt: skip
 
 
 def results_markdown(results: dict[str, Any]) -> str:
     """The results as a Markdown page: header, claims, checks and metrics tables."""
     claims, checks = results["claims"], results.get("checks", [])
-    held = sum(c["holds"] for c in claims)
     lines = [
         f"# {results['package']} {results.get('version', '')}: {results['paper']['title']}",
         "",
@@ -243,13 +369,13 @@ def results_markdown(results: dict[str, Any]) -> str:
         f"{results.get('threads', '?')} threads, wall time {results['wall_seconds']:.1f} s, "
         f"{results.get('date', '')}",
         "",
-        f"## Claims ({held} of {len(claims)} hold)",
+        f"## Claims ({counts_line(claims)})",
         "",
-        *_verdict_rows(claims, with_paper=True),
+        *claims_rows(claims),
     ]
     if checks:
         ok = sum(c["holds"] for c in checks)
-        lines += ["", f"## Checks ({ok} of {len(checks)} pass)", "", *_verdict_rows(checks, False)]
+        lines += ["", f"## Checks ({ok} of {len(checks)} pass)", "", *checks_rows(checks)]
     lines += ["", "## Metrics", "", "| metric | mean | std | per seed |", "|---|---|---|---|"]
     for name, m in results["metrics"].items():
         per = ", ".join(_fmt_num(v) for v in m["per_seed"])
@@ -257,17 +383,18 @@ def results_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def claims_table(claims: list[Claim] | list[dict], title: str = "claim") -> str:
+def claims_table(claims: list[Claim] | list[Check] | list[dict], title: str = "claim") -> str:
     """A plain-text table of claims (or checks) for the terminal."""
-    rows = [asdict(c) if isinstance(c, Claim) else c for c in claims]
+    rows = [c.to_dict() if isinstance(c, Claim | Check) else c for c in claims]
     if not rows:
         return f"(no {title}s)"
     w = max(len(r["id"]) for r in rows + [{"id": title}])
-    out = [f"{title:<{w}}  holds  measured  [criterion]"]
+    out = [f"{title:<{w}}  {'verdict' if title == 'claim' else 'passes':<12}  measured  [criterion]"]
     for r in rows:
-        out.append(
-            f"{r['id']:<{w}}  {'yes' if r['holds'] else 'NO ':<5}  {r['measured']}  [{r['criterion']}]"
-        )
+        word = r.get("verdict") or ("yes" if r["holds"] else "NO")
+        word = word.upper() if word == "fails" else word
+        test = f" ({test_summary(r)})" if r.get("test") else ""
+        out.append(f"{r['id']:<{w}}  {word:<12}  {r['measured']}{test}  [{r['criterion']}]")
     return "\n".join(out)
 
 
@@ -290,8 +417,11 @@ def write_results(
 ) -> dict[str, Any]:
     """Write ``results.json`` and ``results.md`` atomically into ``out_dir``; return the dict."""
     for c in claims:
-        if isinstance(c, Check):
-            raise TypeError(f"{c.id!r} is a Check: pass it in checks, not claims")
+        if not isinstance(c, Claim):
+            raise TypeError(f"{getattr(c, 'id', c)!r} is not a Claim: checks go in checks")
+    for c in checks:
+        if not isinstance(c, Check):
+            raise TypeError(f"{getattr(c, 'id', c)!r} is not a Check: claims go in claims")
     summary = metrics.summary() if isinstance(metrics, Metrics) else metrics
     results: dict[str, Any] = {
         "package": package,
@@ -306,12 +436,15 @@ def write_results(
         "environment": environment_record(package, str(device)),
         "config": config or {},
         "metrics": summary,
-        "claims": [asdict(c) for c in claims],
-        "checks": [asdict(c) for c in checks],
+        "claims": [c.to_dict() for c in claims],
+        "checks": [c.to_dict() for c in checks],
     }
     if extra:
         results.update({k: v for k, v in extra.items() if k not in results})
     results = to_jsonable(results)
+    problems = contract_problems(results)
+    if problems:
+        raise ValueError("results break the contract: " + "; ".join(problems))
     out = Path(out_dir)
     atomic_write_json(out / "results.json", results)
     atomic_write_text(out / "results.md", results_markdown(results))
@@ -333,32 +466,59 @@ REQUIRED_KEYS = (
     "claims",
     "checks",
 )
-CLAIM_KEYS = ("id", "statement", "paper", "measured", "criterion", "holds")
+CLAIM_KEYS = ("id", "statement", "paper", "measured", "criterion", "verdict", "holds", "test")
+CHECK_KEYS = ("id", "statement", "measured", "criterion", "holds", "why")
+TEST_KEYS = ("kind", "estimate", "se", "n", "margin")
+# a criterion that compares with nothing but an inequality: "mean >= 0", "a <= b" (no margin, no SE)
+BARE_CRITERION = re.compile(r"(>=\s*0(\.0*)?\b|<=)")
 
 
-def load_results(out_dir: str | Path) -> dict[str, Any]:
-    """Read ``out_dir/results.json`` and check it keeps the reproduction contract: every
-    required key, metrics as mean/std/per_seed, claims and checks complete with a bool
-    ``holds``, at least one claim. Raises ``ValueError`` naming what is wrong (for tests and
-    for tools that collect runs)."""
-    import json
-
-    path = Path(out_dir) / "results.json"
-    res = json.loads(path.read_text())
+def contract_problems(res: dict[str, Any]) -> list[str]:
+    """What in a results dict breaks the contract (empty when it keeps it): every required
+    key; metrics as mean/std/per_seed; every claim with a verdict from a test (paired SE on
+    every comparison of >= 2 seeds, no bare ``>= 0`` / ``<=`` criterion without SE); every
+    check naming why it holds by construction; at least one claim; unique ids."""
     problems = [f"missing key {k!r}" for k in REQUIRED_KEYS if k not in res]
     for name, m in res.get("metrics", {}).items():
         if not {"mean", "std", "per_seed"} <= set(m):
             problems.append(f"metric {name!r} lacks mean/std/per_seed")
-    for kind in ("claims", "checks"):
-        for c in res.get(kind, []):
-            missing = [k for k in CLAIM_KEYS if k not in c]
-            if missing or not isinstance(c.get("holds"), bool):
-                problems.append(f"{kind[:-1]} {c.get('id')!r}: missing {missing} or non-bool holds")
+    for c in res.get("claims", []):
+        cid = c.get("id")
+        missing = [k for k in CLAIM_KEYS if k not in c]
+        if missing:
+            problems.append(f"claim {cid!r}: missing {missing}")
+            continue
+        if c["verdict"] not in OUTCOMES or c["holds"] is not (c["verdict"] == "holds"):
+            problems.append(f"claim {cid!r}: verdict {c['verdict']!r} / holds {c['holds']!r}")
+        t = c["test"] if isinstance(c["test"], dict) else {}
+        if any(k not in t for k in TEST_KEYS):
+            problems.append(f"claim {cid!r}: test lacks {[k for k in TEST_KEYS if k not in t]}")
+        elif t["kind"] in ("superiority", "non-inferiority") and t["n"] >= 2 and t["se"] is None:
+            problems.append(f"claim {cid!r}: a comparison of {t['n']} seeds without a paired SE")
+        if BARE_CRITERION.search(c["criterion"]) and "SE" not in c["criterion"]:
+            problems.append(f"claim {cid!r}: criterion {c['criterion']!r} has no margin or SE")
+    for c in res.get("checks", []):
+        missing = [k for k in CHECK_KEYS if k not in c]
+        if missing or not isinstance(c.get("holds"), bool) or not str(c.get("why", "")).strip():
+            problems.append(f"check {c.get('id')!r}: missing {missing}, non-bool holds or no why")
     if not res.get("claims"):
         problems.append("no claims")
     ids = [c.get("id") for c in res.get("claims", []) + res.get("checks", [])]
     if len(set(ids)) != len(ids):
         problems.append("duplicate claim/check ids")
+    return problems
+
+
+def load_results(out_dir: str | Path) -> dict[str, Any]:
+    """Read ``out_dir/results.json`` (or a results file itself) and check it keeps the
+    reproduction contract (:func:`contract_problems`). Raises ``ValueError`` naming what is
+    wrong (for tests and for tools that collect runs)."""
+    import json
+
+    path = Path(out_dir)
+    path = path / "results.json" if path.is_dir() else path
+    res = json.loads(path.read_text())
+    problems = contract_problems(res)
     if problems:
         raise ValueError(f"{path} breaks the results contract: " + "; ".join(problems))
     return res
