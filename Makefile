@@ -13,7 +13,7 @@ PYTHON ?= 3.11
 # where the throw-away environments of the isolated legs go
 LEG_ROOT ?= $(or $(TMPDIR),/tmp)/iclr24-legs
 
-.PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all tables keep-results \
+.PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all tables keep-results report report-check \
         list legs new-package $(addprefix test-,$(LEGS)) $(addprefix test-isolated-,$(LEGS)) \
         $(addprefix reproduce-,$(PACKAGES))
 
@@ -28,6 +28,7 @@ help:
 	@echo "make reproduce-all          every paper's default reproduction"
 	@echo "make keep-results SLUG=x    runs/x/default becomes packages/x/results/ (what its README reports)"
 	@echo "make tables                 every README's results table, generated from packages/*/results/"
+	@echo "make report | report-check  the results site in report/ (check: rendered in headless Chromium)"
 	@echo "make new-package SLUG=x     a new package from the template (tests and smoke pass at once)"
 	@echo "make lint | format | build  ruff (locked) | ruff fix | a wheel per member (dist/)"
 	@echo "make wheel-check            every wheel installed in its own fresh venv; runs its --help"
@@ -40,6 +41,11 @@ setup:
 	    (apt-get install -y -qq libusb-1.0-0 >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq libusb-1.0-0 >/dev/null)); \
 	  else echo "note: open3d needs libusb-1.0; run: sudo apt-get install -y libusb-1.0-0"; fi; \
 	fi
+	@if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (headless, for the report's browser test)"; \
+	  (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null 2>&1)) \
+	    || echo "note: chromium could not be installed; the report's browser test will be skipped"; \
+	elif ! command -v chromium >/dev/null 2>&1; then echo "note: no chromium (sudo apt-get install -y chromium): the report's browser test is skipped"; fi
 	$(UV) sync --all-packages --all-extras --locked
 
 list:
@@ -99,6 +105,14 @@ keep-results: setup
 
 tables: setup
 	$(UV) run --no-sync python -m iclr24_common.tables
+
+# `make report`: report/index.html and a page per paper (static, opens from disk);
+# `make report-check` also renders it in headless Chromium (screenshot, 19 rows, not blank).
+report: setup
+	$(UV) run --no-sync iclr24-report --out report
+
+report-check: setup
+	$(UV) run --no-sync iclr24-report --out report --browser-check
 
 # ---------------------------------------------------------------- scaffold, lint, wheels
 new-package:
