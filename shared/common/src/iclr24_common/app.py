@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import executors
 from .context import RUNS_FILE, Paper, Report, RunContext, _record_run
 from .data import MissingDataError, data_dir
 from .device import DeviceError, resolve_device
@@ -159,6 +160,10 @@ class ExperimentApp:
                        metavar="FIELD=VALUE",
                        help="override any preset field, e.g. --set epochs=5 (dotted for nested "
                             "fields; see --print-config)")  # fmt: skip
+        r.add_argument("--executor", choices=executors.EXECUTORS, default="local",
+                       help="where the independent units of ctx.cached_parallel run: local (a "
+                            "process pool here) or ray (Ray tasks on the cluster at $RAY_ADDRESS, "
+                            f"else a local Ray instance; needs {executors.RAY_INSTALL})")  # fmt: skip
         r.add_argument("--print-config", action="store_true",
                        help="print the preset after all overrides as JSON and exit")  # fmt: skip
         if self.add_arguments:
@@ -228,6 +233,8 @@ class ExperimentApp:
             raise UsageError(
                 "--download fetches the paper preset's data: use it with --preset paper"
             )
+        if args.executor == "ray":
+            executors.import_ray()  # before any work: a missing extra is one line, exit 2
         device = self._device(args.device)
         # --threads, else the preset's own cap (tiny models measured faster on fewer threads)
         threads = set_threads(args.threads or getattr(preset, "threads", None))
@@ -241,17 +248,22 @@ class ExperimentApp:
                 package=self.package, preset_name=args.preset, preset=preset, device=device,
                 threads=threads, out_dir=out, data_dir=data_dir(args.data_dir),
                 download=args.download, resume=args.resume, strict=args.strict, args=args,
-                log=log,
+                log=log, executor=args.executor,
             )  # fmt: skip
-            log.info("%s %s: reproduce preset=%s seeds=%s device=%s threads=%d out=%s%s",
-                     self.package, self.version, args.preset, ctx.seeds, device, threads, out,
-                     " (resume)" if args.resume else "")  # fmt: skip
+            log.info("%s %s: reproduce preset=%s seeds=%s device=%s threads=%d executor=%s "
+                     "out=%s%s", self.package, self.version, args.preset, ctx.seeds, device,
+                     threads, args.executor, out, " (resume)" if args.resume else "")  # fmt: skip
             t0 = time.perf_counter()
             try:
                 report = self.run(ctx)
             except BaseException:
                 _record_run(out, time.perf_counter() - t0, ctx, finished=False)
                 raise
+            finally:
+                executors.shutdown_ray(ctx)
+            if args.executor == "ray" and ctx.cluster is None:
+                log.info("--executor ray: no unit ran on Ray (every unit was reused, or this "
+                         "package computes its units here, outside ctx.cached_parallel)")  # fmt: skip
             wall = time.perf_counter() - t0
             history = _record_run(out, wall, ctx, finished=True)
             if args.resume:
@@ -266,6 +278,8 @@ class ExperimentApp:
                     claims=report.claims, checks=report.checks, config=config,
                     extra={**report.extra, "units": {"reused": ctx.units_reused,
                                                      "computed": ctx.units_computed},
+                           "executor": args.executor,
+                           **({"ray_cluster": ctx.cluster} if ctx.cluster else {}),
                            "wall_seconds_this_run": wall, "runs": history},
                 )  # fmt: skip
                 log.info("wrote %s and results.md (%.1f s; %.1f s over %d run(s) of these "

@@ -88,6 +88,13 @@ class RunContext:
     log: logging.Logger
     units_reused: int = 0
     units_computed: int = 0
+    executor: str = "local"
+    """Where :meth:`cached_parallel` runs its units: ``local`` (a process pool here) or
+    ``ray`` (Ray tasks, on the cluster at ``$RAY_ADDRESS`` or a local instance)."""
+    cluster: dict[str, Any] | None = None
+    """The Ray cluster the units ran on (set when the ray executor first runs a unit)."""
+    ray_started_here: bool = field(default=False, init=False, repr=False)
+    """Whether this run connected to Ray (and so disconnects, or stops its local instance)."""
 
     @property
     def seeds(self) -> list[int]:
@@ -127,14 +134,26 @@ class RunContext:
         threads), one thread each; each unit is stored the moment it ends, so an interruption
         keeps every finished one. Every ``fn`` must pickle (a module-level function or a
         ``functools.partial`` of one) and must seed itself: the results then equal a
-        one-thread serial run's. With one worker (one core) the units run here, in order."""
-        workers = min(workers or self.threads, len(jobs))
-        if workers <= 1 or not is_main_process():
+        one-thread serial run's. With one worker (one core) the units run here, in order.
+
+        With ``--executor ray`` the unfinished units run as Ray tasks instead (one CPU each,
+        and one GPU under a CUDA device; ``workers`` is then the cluster's business), on the
+        cluster at ``$RAY_ADDRESS`` or else a local instance of ``--threads`` CPUs; the
+        driver stores each unit as it ends, exactly as above."""
+        if not is_main_process():  # torchrun ranks: every rank computes, rank 0 stores
             return {key: self.cached(key, fn) for key, fn in jobs.items()}
+        if self.executor == "local":
+            workers = min(workers or self.threads, len(jobs))
+            if workers <= 1:
+                return {key: self.cached(key, fn) for key, fn in jobs.items()}
         done = {key: self.cached(key, fn) for key, fn in jobs.items()
                 if self.resume and self._unit_path(key).exists()}  # fmt: skip
         pending = {key: fn for key, fn in jobs.items() if key not in done}
-        executors.run_in_processes(self, pending, done, workers, total=len(jobs), desc=desc)
+        if self.executor == "ray":
+            if pending:  # a finished run resumed on a machine without the cluster still works
+                executors.run_on_ray(self, pending, done, total=len(jobs), desc=desc)
+        else:
+            executors.run_in_processes(self, pending, done, workers, total=len(jobs), desc=desc)
         return {key: done[key] for key in jobs}
 
     def _unit_path(self, key: str) -> Path:
@@ -190,6 +209,7 @@ def _record_run(out: Path, wall: float, ctx: RunContext, finished: bool) -> list
                             "finished": True, "from": "results.json"})  # fmt: skip
     history.append({"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "wall_seconds": wall,
                     "units_computed": ctx.units_computed, "units_reused": ctx.units_reused,
+                    "executor": ctx.executor,
                     "git_commit": git_commit(Path(__file__).parent), "finished": finished})  # fmt: skip
     if is_main_process():
         atomic_write_json(path, history)

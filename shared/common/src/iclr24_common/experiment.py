@@ -17,18 +17,22 @@ A package's ``experiment.py`` defines
     main = app.main                      # the console script: iclr24-<slug> = "...experiment:main"
 
 and gets ``iclr24-<slug> reproduce [--preset] [--seeds] [--device] [--threads] [--out]
-[--data-dir] [--strict] [--download] [--resume] [--set FIELD=VALUE] [--print-config]``.
+[--data-dir] [--strict] [--download] [--resume] [--set FIELD=VALUE] [--executor local|ray]
+[--print-config]``.
 
 Every option that changes the preset is applied with ``dataclasses.replace`` before the run,
 so the preset the claims read is the preset that ran; ``results.json`` records it under
 ``config``. Finished units of work (``ctx.cached``) are stored under ``--out/units`` and
-reused by ``--resume``. Exit codes: 0 ok, 1 a claim does not hold under ``--strict``,
-2 bad input (one line, no traceback), 130 interrupted (what finished stays on disk).
+reused by ``--resume``; independent units (``ctx.cached_parallel``) run in a local process
+pool, or as Ray tasks with ``--executor ray`` (the cluster at ``$RAY_ADDRESS``, else a local
+Ray instance), and are stored the same way. Exit codes: 0 ok, 1 a claim does not hold under
+``--strict``, 2 bad input (one line, no traceback), 130 interrupted (what finished stays on
+disk).
 
 The code lives in one module per role, all re-exported here: ``context`` (Paper, Report,
-RunContext, the run history), ``executors`` (the process pool of cached_parallel),
-``overrides`` (preset_option, --set parsing, replace_field), ``app`` (ExperimentApp, the
-parser, the reproduce command), ``errors`` (UsageError, MissingDependencyError).
+RunContext, the run history), ``executors`` (where cached_parallel's units run: local or
+Ray), ``overrides`` (preset_option, --set parsing, replace_field), ``app`` (ExperimentApp,
+the parser, the reproduce command), ``errors`` (UsageError, MissingDependencyError).
 """
 
 # ruff: noqa: F401  (this module re-exports; every name it has ever exposed stays importable)
@@ -45,6 +49,7 @@ from .data import MissingDataError, data_dir
 from .device import DeviceError, resolve_device
 from .dist import is_main_process
 from .errors import MissingDependencyError, UsageError
+from .executors import EXECUTORS, RAY_INSTALL
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json, to_jsonable
 from .logs import get_logger, log_to_file, progress
