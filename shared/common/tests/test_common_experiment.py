@@ -88,7 +88,10 @@ def test_reproduce_writes_results_config_and_checks(tmp_path, capsys):
     assert [c["id"] for c in res["claims"]] == ["big"] and res["checks"][0]["id"] == "config-read"
     assert res["paper"]["title"] == "Demo paper" and res["units"] == {"reused": 0, "computed": 2}
     md = (tmp_path / "results.md").read_text()
-    assert "## Claims (1 hold, 0 fail, 0 inconclusive (of 1))" in md and "## Checks (1 of 1 pass)" in md
+    assert (
+        "## Claims (1 hold, 0 fail, 0 inconclusive (of 1))" in md
+        and "## Checks (1 of 1 pass)" in md
+    )
     assert (tmp_path / "log.txt").read_text() and (tmp_path / "partial_results.json").exists()
     out = capsys.readouterr().out
     assert "claims: 1 hold, 0 fail, 0 inconclusive (of 1)" in out and "config-read" in out
