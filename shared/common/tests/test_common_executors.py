@@ -101,3 +101,29 @@ def test_a_user_error_in_a_ray_unit_stays_one_line():
         _result(raising(missing), None)
     with pytest.raises(ray.exceptions.RayTaskError):  # a bug keeps the remote traceback
         _result(raising(ZeroDivisionError("division by zero")), None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'iclr24-common[ray]')")  # fmt: skip
+@pytest.mark.parametrize("address", [None, "127.0.0.1:1"])
+def test_ray_that_cannot_start_or_connect_is_one_line_exit_2(demo, tmp_path, monkeypatch, capsys,
+                                                            address):  # fmt: skip
+    import ray
+
+    calls = []
+
+    def init(**kw):  # what Ray raises when its node misses the 30 s to register, or no cluster
+        calls.append(kw)
+        raise (ConnectionError if address else Exception)("it did not work\nmore detail")
+
+    monkeypatch.setattr(ray, "init", init)
+    if address:
+        monkeypatch.setenv("RAY_ADDRESS", address)
+    code, _ = demo(tmp_path, "--executor", "ray")
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "Traceback" not in last and "it did not work" in last
+    if address:  # a cluster is tried once; a local instance once more
+        assert calls == [{"address": address}] and f"RAY_ADDRESS={address}" in last
+    else:
+        assert len(calls) == 2 and calls[0] == {"num_cpus": 2, "include_dashboard": False}
+        assert "could not start a local Ray instance" in last

@@ -75,7 +75,7 @@ def connect_ray(ctx) -> Any:
                                  f"RAY_ADDRESS={address}: {str(e).splitlines()[0]}") from None  # fmt: skip
             where = f"the Ray cluster at RAY_ADDRESS={address}"
         else:
-            ray.init(num_cpus=ctx.threads, include_dashboard=False)
+            _start_local(ray, ctx)
             where = f"a local Ray instance of {ctx.threads} CPUs (no RAY_ADDRESS set)"
         ctx.ray_started_here = True
     resources = ray.cluster_resources()
@@ -86,6 +86,22 @@ def connect_ray(ctx) -> Any:
     ctx.log.info("ray: units run on %s: %d node(s), %g CPUs, %g GPUs", where, nodes,
                  ctx.cluster["cpus"], ctx.cluster["gpus"])  # fmt: skip
     return ray
+
+
+def _start_local(ray, ctx, attempts: int = 2) -> None:
+    """``ray.init`` of a local instance; Ray gives its node 30 s to register, which a
+    machine busy with other jobs can miss: then once more, and else one line (exit 2)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(num_cpus=ctx.threads, include_dashboard=False)
+            return
+        except Exception as e:
+            ray.shutdown()
+            why = str(e).splitlines()[0] if str(e) else type(e).__name__
+            if attempt == attempts:
+                raise UsageError(f"--executor ray: could not start a local Ray instance: {why} "
+                                 "(or set RAY_ADDRESS to a running cluster)") from None  # fmt: skip
+            ctx.log.warning("ray: the local instance did not start (%s); trying again", why)
 
 
 def shutdown_ray(ctx) -> None:
