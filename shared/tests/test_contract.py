@@ -169,7 +169,9 @@ def test_results_on_file(slug):
     """The README reports a real default run: its results file is committed, keeps the
     contract (a verdict and a test on every claim, checks that say why) and is this package's."""
     path = ROOT / "packages" / slug / "results" / "default.json"
-    assert path.exists(), f"{slug}: no results/default.json (make reproduce-{slug}; make keep-results SLUG={slug})"
+    assert path.exists(), (
+        f"{slug}: no results/default.json (make reproduce-{slug}; make keep-results SLUG={slug})"
+    )
     res = load_results(path)
     assert res["package"] == f"iclr24-{slug}" and res["preset"] == "default"
     readme = (ROOT / "packages" / slug / "README.md").read_text()

@@ -39,7 +39,9 @@ def test_interrupted_run_resumes_to_the_same_numbers(resume_slug, tmp_path):
     assert b["units"]["reused"] == 1 and b["units"]["computed"] == a["units"]["computed"] - 1
     # the resumed run reports the time of both parts, the interrupted one included
     assert [r["finished"] for r in b["runs"]] == [False, True]
-    assert b["wall_seconds"] == sum(r["wall_seconds"] for r in b["runs"]) > b["wall_seconds_this_run"]
+    assert (
+        b["wall_seconds"] == sum(r["wall_seconds"] for r in b["runs"]) > b["wall_seconds_this_run"]
+    )
     for name, m in a["metrics"].items():
         if not is_timing_metric(name):
             assert b["metrics"][name]["per_seed"] == m["per_seed"], name

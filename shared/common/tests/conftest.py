@@ -17,7 +17,9 @@ def make_fake_repo(tmp_path: Path) -> Path:
         pkg = tmp_path / "packages" / slug
         (pkg / "results").mkdir(parents=True)
         (pkg / "pyproject.toml").write_text("")
-        (pkg / "README.md").write_text("# x\n\n<!-- results:begin old -->\nold\n<!-- results:end -->\n")
+        (pkg / "README.md").write_text(
+            "# x\n\n<!-- results:begin old -->\nold\n<!-- results:end -->\n"
+        )
     m = Metrics()
     for s, (a, b) in enumerate([(2.0, 1.0), (2.1, 1.0), (1.9, 1.1)]):
         m.add("a", s, a)
@@ -27,12 +29,12 @@ def make_fake_repo(tmp_path: Path) -> Path:
     write_results(tmp_path / "run", package="iclr24-good", version="0", paper={"title": "T", "arxiv": "1"},
                   preset="default", seeds=[0, 1, 2], device="cpu", wall_seconds=12.0, metrics=m,
                   claims=[claim])  # fmt: skip
-    shutil.copyfile(tmp_path / "run" / "results.json", tmp_path / "packages/good/results/default.json")
+    shutil.copyfile(
+        tmp_path / "run" / "results.json", tmp_path / "packages/good/results/default.json"
+    )
     (tmp_path / "packages/broken/results/default.json").write_text('{"claims": []}')
     (tmp_path / "README.md").write_text("top\n<!-- results:begin -->\n<!-- results:end -->\ntail\n")
     return tmp_path
-
-
 
 
 @pytest.fixture

@@ -88,7 +88,10 @@ def test_reproduce_writes_results_config_and_checks(tmp_path, capsys):
     assert [c["id"] for c in res["claims"]] == ["big"] and res["checks"][0]["id"] == "config-read"
     assert res["paper"]["title"] == "Demo paper" and res["units"] == {"reused": 0, "computed": 2}
     md = (tmp_path / "results.md").read_text()
-    assert "## Claims (1 hold, 0 fail, 0 inconclusive (of 1))" in md and "## Checks (1 of 1 pass)" in md
+    assert (
+        "## Claims (1 hold, 0 fail, 0 inconclusive (of 1))" in md
+        and "## Checks (1 of 1 pass)" in md
+    )
     assert (tmp_path / "log.txt").read_text() and (tmp_path / "partial_results.json").exists()
     out = capsys.readouterr().out
     assert "claims: 1 hold, 0 fail, 0 inconclusive (of 1)" in out and "config-read" in out
@@ -268,7 +271,7 @@ def test_threads_are_applied_to_torch_and_blas(tmp_path):
 
 
 def test_preset_threads_cap_applies_unless_threads_given(tmp_path, monkeypatch):
-    import iclr24_common.experiment as e
+    import iclr24_common.app as e  # where the reproduce command applies the thread count
 
     asked = []
     monkeypatch.setattr(e, "set_threads", lambda n=None: asked.append(n) or (n or 2))
@@ -359,3 +362,22 @@ def test_torch_threads_is_scoped():
     with pytest.raises(RuntimeError), torch_threads(1):
         raise RuntimeError("the count is restored on errors too")
     assert torch.get_num_threads() == before
+
+
+def test_the_protocol_names_stay_importable_from_experiment():
+    """experiment.py is split by role (context, overrides, app, executors, errors) and
+    re-exports every name it had before the split."""
+    import iclr24_common
+    import iclr24_common.experiment as e
+
+    names = ("Check Claim Command DeviceError ExperimentApp INTERRUPT_ENV Metrics "
+             "MissingDataError MissingDependencyError PRESET_DEST Paper RUNS_FILE Report "
+             "RunContext UsageError _Parser _check_writable _escape _positive_int _record_run "
+             "_seed_list atomic_write_bytes atomic_write_json available_cores claims_table coerce "
+             "count_verdicts data_dir field_type get_logger git_commit is_main_process "
+             "log_to_file preset_option progress replace_field resolve_device save_figure "
+             "set_threads to_jsonable write_results").split()  # fmt: skip
+    assert [n for n in names if not hasattr(e, n)] == []
+    for n in ("Command", "ExperimentApp", "MissingDependencyError", "Paper", "Report",
+              "RunContext", "UsageError", "preset_option"):  # fmt: skip
+        assert getattr(iclr24_common, n) is getattr(e, n)

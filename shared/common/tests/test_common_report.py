@@ -3,7 +3,6 @@ the page seen in a real browser (headless Chromium, skipped with a message where
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -52,7 +51,11 @@ def test_report_renders_in_a_real_browser(tmp_path, repo_root):
     ROOT = repo_root
     entries = write_report(ROOT, tmp_path / "site", runs=tmp_path / "no-runs")
     for width in (1280, 390):  # a laptop and a phone
-        seen = browser_check(tmp_path / "site/index.html", tmp_path / f"shot{width}.png", width=width)
-        assert seen["rows"] == len(entries) == len(list((ROOT / "packages").glob("*/pyproject.toml")))
+        seen = browser_check(
+            tmp_path / "site/index.html", tmp_path / f"shot{width}.png", width=width
+        )
+        assert (
+            seen["rows"] == len(entries) == len(list((ROOT / "packages").glob("*/pyproject.toml")))
+        )
         assert seen["pixel_std"] > 0.02, "the screenshot is blank"
     shutil.rmtree(tmp_path / "site")

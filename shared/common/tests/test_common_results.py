@@ -64,8 +64,14 @@ def test_bound_check_reports_slack_and_vacuous():
     tight = bound_check(id="b", statement="s", measured=0.5, bound=2.0, rederived=False, why="thm")
     assert tight.holds and tight.slack == 4.0 and tight.label == "tight" and tight.kind == "bound"
     loose = bound_check(id="b", statement="s", measured=1e-3, bound=1.0, rederived=True, why="t")
-    assert loose.label == "vacuous" and loose.kind == "bound (re-derived)" and "1e+03x" in loose.measured
-    assert not bound_check(id="b", statement="s", measured=3, bound=2, rederived=True, why="t").holds
+    assert (
+        loose.label == "vacuous"
+        and loose.kind == "bound (re-derived)"
+        and "1e+03x" in loose.measured
+    )
+    assert not bound_check(
+        id="b", statement="s", measured=3, bound=2, rederived=True, why="t"
+    ).holds
 
 
 def test_gap_is_paired_over_common_seeds():
@@ -141,7 +147,10 @@ def test_write_results_shape_and_markdown(tmp_path):
         assert key in on_disk
     assert on_disk["metrics"]["method/acc"]["per_seed"] == [0.9, 0.8]
     assert on_disk["claims"][0]["holds"] is True and on_disk["claims"][0]["verdict"] == "holds"
-    assert on_disk["claims"][0]["test"]["kind"] == "threshold" and on_disk["claims"][0]["test"]["n"] == 2
+    assert (
+        on_disk["claims"][0]["test"]["kind"] == "threshold"
+        and on_disk["claims"][0]["test"]["n"] == 2
+    )
     assert on_disk["note"] == 2.0
     env = on_disk["environment"]
     assert env["python"] and env["numpy"] and env["device"] == "cpu"
@@ -186,7 +195,9 @@ def test_load_results_checks_the_contract(tmp_path):
     del broken["environment"]
     broken["claims"][0]["holds"] = "yes"
     (tmp_path / "results.json").write_text(json.dumps(broken))
-    with pytest.raises(ValueError, match="missing key 'environment'.*verdict 'holds' / holds 'yes'"):
+    with pytest.raises(
+        ValueError, match="missing key 'environment'.*verdict 'holds' / holds 'yes'"
+    ):
         load_results(tmp_path)
 
 

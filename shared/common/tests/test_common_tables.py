@@ -23,7 +23,9 @@ def test_tables_write_then_check_and_survive_bad_files(tmp_path, fake_repo):
     assert main(["--root", str(root)]) == 0
     assert main(["--root", str(root), "--check"]) == 0
     top = (root / "README.md").read_text()
-    assert "| [good](packages/good) | T (arXiv 1) | 1 | 0 | 0 | 12 s" in top and top.endswith("tail\n")
+    assert "| [good](packages/good) | T (arXiv 1) | 1 | 0 | 0 | 12 s" in top and top.endswith(
+        "tail\n"
+    )
     assert "malformed results file" in top and "no results file" in top
     good = (root / "packages/good/README.md").read_text()
     assert "| better | holds |" in good and "wall time **12 s**" in good and "\nold\n" not in good

@@ -27,6 +27,9 @@ class MissingDataError(FileNotFoundError):
     def __str__(self) -> str:  # FileNotFoundError would otherwise print a tuple
         return self.args[0]
 
+    def __reduce__(self):  # pickles (from a worker process or a Ray task) with its own fields
+        return type(self), (self.what, self.looked_in, self.how_to_get)
+
 
 def data_dir(explicit: str | Path | None = None, *, create: bool = True) -> Path:
     """The data root: ``explicit`` (``--data-dir``), else ``$ICLR24_DATA``, else ``~/.cache/iclr24``."""

@@ -102,7 +102,9 @@ def _machine(res: dict[str, Any]) -> str:
 
 def _paper_link(paper: dict[str, Any]) -> str:
     if paper.get("arxiv"):
-        return f'<a href="https://arxiv.org/abs/{_e(paper["arxiv"])}">arXiv {_e(paper["arxiv"])}</a>'
+        return (
+            f'<a href="https://arxiv.org/abs/{_e(paper["arxiv"])}">arXiv {_e(paper["arxiv"])}</a>'
+        )
     if paper.get("openreview"):
         return f'<a href="https://openreview.net/forum?id={_e(paper["openreview"])}">OpenReview</a>'
     return ""
@@ -163,7 +165,9 @@ def _claim_card(c: dict[str, Any]) -> str:
 def paper_html(en: Entry, figures: list[str]) -> str:
     back = '<p><a href="index.html">&larr; all papers</a></p>'
     if en.results is None:
-        return _page(en.slug, f"{back}<h1>{_e(en.slug)}</h1><p>{_badge('missing')} {_e(en.problem)}</p>")
+        return _page(
+            en.slug, f"{back}<h1>{_e(en.slug)}</h1><p>{_badge('missing')} {_e(en.problem)}</p>"
+        )
     res = en.results
     p = res["paper"]
     n = count_verdicts(res["claims"])
@@ -194,7 +198,9 @@ def paper_html(en: Entry, figures: list[str]) -> str:
         parts += ["<h2>Figures</h2>", *(f'<figure><img src="{_e(f)}" alt="{_e(Path(f).stem)}" loading="lazy">'
                                          f"<figcaption class=\"muted\">{_e(Path(f).name)}</figcaption></figure>"
                                          for f in figures)]  # fmt: skip
-    parts += ["<h2>Run</h2><dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in run) + "</dl>"]
+    parts += [
+        "<h2>Run</h2><dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in run) + "</dl>"
+    ]
     metrics = "".join(
         f"<tr><td><code>{_e(k)}</code></td><td class=\"n\">{m['mean']:.4g}</td><td class=\"n\">{m['std']:.2g}</td>"
         f"<td class=\"wide\">{_e(', '.join(f'{x:.4g}' for x in m['per_seed']))}</td></tr>"
@@ -278,8 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     entries = write_report(args.root, args.out, args.runs)
     local = sum(e.source == "local" for e in entries)
     bad = sum(e.results is None for e in entries)
-    print(f"wrote {args.out / 'index.html'}: {len(entries)} papers ({local} from local runs, "
-          f"{bad} without a usable results file)")
+    print(
+        f"wrote {args.out / 'index.html'}: {len(entries)} papers ({local} from local runs, "
+        f"{bad} without a usable results file)"
+    )
     if args.browser_check:
         if find_browser() is None:
             print("iclr24-report: --browser-check skipped: no Chromium on PATH "
@@ -287,8 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         seen = browser_check(args.out / "index.html", args.out / "screenshot.png")
         ok = seen["rows"] == len(entries) and seen["pixel_std"] > 0.02
-        print(f"browser: {seen['rows']} paper rows rendered, screenshot pixel spread "
-              f"{seen['pixel_std']:.3f} ({seen['screenshot']}): {'ok' if ok else 'FAILED'}")
+        print(
+            f"browser: {seen['rows']} paper rows rendered, screenshot pixel spread "
+            f"{seen['pixel_std']:.3f} ({seen['screenshot']}): {'ok' if ok else 'FAILED'}"
+        )
         return 0 if ok else 1
     return 0
 

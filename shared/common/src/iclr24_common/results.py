@@ -389,7 +389,9 @@ def claims_table(claims: list[Claim] | list[Check] | list[dict], title: str = "c
     if not rows:
         return f"(no {title}s)"
     w = max(len(r["id"]) for r in rows + [{"id": title}])
-    out = [f"{title:<{w}}  {'verdict' if title == 'claim' else 'passes':<12}  measured  [criterion]"]
+    out = [
+        f"{title:<{w}}  {'verdict' if title == 'claim' else 'passes':<12}  measured  [criterion]"
+    ]
     for r in rows:
         word = r.get("verdict") or ("yes" if r["holds"] else "NO")
         word = word.upper() if word == "fails" else word

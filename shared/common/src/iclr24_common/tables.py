@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=Path("."), help="the repository root")
     ap.add_argument("--check", action="store_true", help="only report READMEs that differ (exit 1)")
     ap.add_argument("--keep", metavar="SLUG", help="first copy runs/SLUG/default into the package")
-    ap.add_argument("--run", type=Path, help="with --keep: the run directory (default runs/SLUG/default)")
+    ap.add_argument(
+        "--run", type=Path, help="with --keep: the run directory (default runs/SLUG/default)"
+    )
     args = ap.parse_args(argv)
     if not (args.root / "packages").is_dir():
         print(f"tables: {args.root} has no packages/ folder; pass --root", file=sys.stderr)
@@ -154,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"tables: no package {args.keep!r} under packages/", file=sys.stderr)
             return 2
         try:
-            kept = keep(args.root, args.keep, args.run or args.root / "runs" / args.keep / "default")
+            kept = keep(
+                args.root, args.keep, args.run or args.root / "runs" / args.keep / "default"
+            )
         except (OSError, ValueError) as e:
             print(f"tables: --keep {args.keep}: {e}", file=sys.stderr)
             return 2

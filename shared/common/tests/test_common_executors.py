@@ -1,0 +1,129 @@
+"""--executor local|ray: the units of ctx.cached_parallel in a local process pool or as Ray
+tasks (here on a local Ray instance of 2 CPUs that the run starts itself)."""
+
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture
+def demo(monkeypatch):
+    """The demo app, importable by name in spawned processes (sys.path) and Ray workers
+    (PYTHONPATH, inherited from the driver when it starts the local instance)."""
+    monkeypatch.syspath_prepend(str(HERE))
+    path = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(HERE) + (os.pathsep + path if path else ""))
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")  # no usage report from the test
+    import ray_demo
+
+    def reproduce(out, *argv, threads=2):
+        code = ray_demo.app.main(["reproduce", "--device", "cpu", "--threads", str(threads),
+                                  "--out", str(out), *argv])  # fmt: skip
+        return code, (json.loads((out / "results.json").read_text()) if code == 0 else None)
+
+    return reproduce
+
+
+def test_the_local_executor_is_the_default_and_is_recorded(demo, tmp_path):
+    code, res = demo(tmp_path, "--preset", "smoke", threads=1)  # one core: units run here
+    assert code == 0 and res["executor"] == "local" and "ray_cluster" not in res
+    assert res["runs"][-1]["executor"] == "local" and res["unit_pids"] == [res["driver_pid"]]
+
+
+def test_executor_ray_without_ray_is_one_line_exit_2(demo, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if not installed
+    code, _ = demo(tmp_path, "--executor", "ray")
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "pip install 'iclr24-common[ray]'" in err and "Traceback" not in err
+    assert not (tmp_path / "results.json").exists()  # refused before any work
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'iclr24-common[ray]')")  # fmt: skip
+def test_ray_gives_the_local_results_and_resumes(demo, tmp_path):
+    import ray
+
+    # the reference: one thread, in order (what cached_parallel's units must equal anywhere;
+    # the local process pool is held to it in test_common_experiment)
+    code, local = demo(tmp_path / "local", threads=1)
+    assert code == 0
+    code, on_ray = demo(tmp_path / "ray", "--executor", "ray")
+    assert code == 0 and not ray.is_initialized()  # the instance it started is stopped
+    assert on_ray["executor"] == "ray" and on_ray["runs"][-1]["executor"] == "ray"
+    assert on_ray["ray_cluster"]["address"] == "local" and on_ray["ray_cluster"]["cpus"] == 2
+    assert on_ray["driver_pid"] not in on_ray["unit_pids"]  # the units ran in Ray workers
+    assert on_ray["units"] == {"reused": 0, "computed": 6} == local["units"]
+    assert on_ray["metrics"] == local["metrics"] and on_ray["claims"] == local["claims"]
+    assert on_ray["checks"] == local["checks"]
+    log = (tmp_path / "ray" / "log.txt").read_text()
+    assert "ray: units run on a local Ray instance of 2 CPUs" in log
+
+    code, resumed = demo(tmp_path / "ray", "--executor", "ray", "--resume")
+    assert code == 0 and resumed["units"] == {"reused": 6, "computed": 0}
+    assert "ray_cluster" not in resumed  # nothing left to run: no Ray instance was started
+    assert resumed["metrics"] == local["metrics"] and resumed["claims"] == local["claims"]
+    assert [r["executor"] for r in resumed["runs"]] == ["ray", "ray"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'iclr24-common[ray]')")  # fmt: skip
+def test_a_user_error_in_a_ray_unit_stays_one_line():
+    import pickle
+    import types
+
+    import ray
+
+    from iclr24_common import MissingDataError
+    from iclr24_common.executors import _result
+
+    def raising(cause):
+        def get(ref):
+            raise ray.exceptions.RayTaskError("measure", "Traceback (remote) ...", cause)
+
+        return types.SimpleNamespace(get=get, exceptions=ray.exceptions)
+
+    missing = pickle.loads(pickle.dumps(MissingDataError("the demo set", "/x", "make it")))
+    assert (missing.what, missing.looked_in, missing.how_to_get) == (
+        "the demo set",
+        ["/x"],
+        "make it",
+    )
+    with pytest.raises(MissingDataError, match="^missing data: the demo set"):
+        _result(raising(missing), None)
+    with pytest.raises(ray.exceptions.RayTaskError):  # a bug keeps the remote traceback
+        _result(raising(ZeroDivisionError("division by zero")), None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                    reason="ray is not installed (pip install 'iclr24-common[ray]')")  # fmt: skip
+@pytest.mark.parametrize("address", [None, "127.0.0.1:1"])
+def test_ray_that_cannot_start_or_connect_is_one_line_exit_2(demo, tmp_path, monkeypatch, capsys,
+                                                            address):  # fmt: skip
+    import ray
+
+    calls = []
+
+    def init(**kw):  # what Ray raises when its node misses the 30 s to register, or no cluster
+        calls.append(kw)
+        raise (ConnectionError if address else Exception)("it did not work\nmore detail")
+
+    monkeypatch.setattr(ray, "init", init)
+    if address:
+        monkeypatch.setenv("RAY_ADDRESS", address)
+    code, _ = demo(tmp_path, "--executor", "ray")
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "Traceback" not in last and "it did not work" in last
+    if address:  # a cluster is tried once; a local instance once more
+        assert calls == [{"address": address}] and f"RAY_ADDRESS={address}" in last
+    else:
+        assert len(calls) == 2 and calls[0] == {"num_cpus": 2, "include_dashboard": False}
+        assert "could not start a local Ray instance" in last
