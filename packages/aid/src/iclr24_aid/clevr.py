@@ -52,6 +52,7 @@ from torch import nn
 from iclr24_common import progress
 
 from .aid import AIDDecomposition, elu_plus_one
+from .train import optimizer_steps
 
 IMG_SIZE, OBJ_SIZE, N_QUESTIONS, QUESTION_SIZE = 75, 5, 10, 18
 N_COLORS, N_ANSWERS = 6, 10
@@ -333,7 +334,7 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     binary and one of unary questions (each kind shuffled per epoch); after every epoch the
     validation and test accuracies are measured and, per kind, the test accuracy at the epoch
     best on validation is kept (official ``opt_*``). Returns the model at the epoch best on the
-    mean validation accuracy, and the history."""
+    mean validation accuracy, and the history (with Adam's step count after each epoch)."""
     rng = np.random.default_rng([seed, 21])
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     train = data["train"]
@@ -341,7 +342,8 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     batches = n // config.batch_size
     if config.max_batches:
         batches = min(batches, config.max_batches)
-    history = {"epoch": [], **{f"{s}/{k}": [] for s in ("val", "test") for k in KINDS}}
+    history = {"epoch": [], "optimizer_steps": [],
+               **{f"{s}/{k}": [] for s in ("val", "test") for k in KINDS}}  # fmt: skip
     best, best_state = -1.0, None
     for epoch in progress(range(1, config.epochs + 1), desc=desc, total=config.epochs):
         model.train()
@@ -356,6 +358,7 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
                 opt.step()
         val, test = clevr_accuracy(model, data["val"]), clevr_accuracy(model, data["test"])
         history["epoch"].append(epoch)
+        history["optimizer_steps"].append(optimizer_steps(opt))  # Adam's own count, cumulative
         for kind in KINDS:
             history[f"val/{kind}"].append(val[kind])
             history[f"test/{kind}"].append(test[kind])

@@ -299,6 +299,7 @@ def measure(preset: Preset, method: str, ratio: float, seed: int):
         "official_max_test_acc": res.official_max_test,
         "final_test_acc": res.final_test,
         "chosen_step": res.chosen_step,
+        "steps_run": res.optimizer_steps,
         "role_cos_cross_key": cos["cross_key"],
         "role_cos_same_key": cos["same_key"],
         "params": sum(p.numel() for p in model.parameters()),
@@ -311,6 +312,16 @@ def measure(preset: Preset, method: str, ratio: float, seed: int):
              out["role_cos_cross_key"], seconds)  # fmt: skip
     prefix = f"p{ratio:g}/{method}/"
     return {prefix + k: float(v) for k, v in out.items()}, res.history
+
+
+def measure_untrained_roles(preset: Preset, ratio: float, seed: int) -> dict:
+    """The control of the roles claim: FWM + AID at its initialisation (the trained unit's
+    seed, so the same initial weights), its roles' mean |cos| between keys on the test set."""
+    torch.manual_seed(seed)
+    task = SAR(preset.words, ratio, seed)
+    model = make_model(preset, "aid", task.vocab_size)
+    cos = role_cosines(model, task.test())
+    return {f"p{ratio:g}/aid_untrained/role_cos_cross_key": cos["cross_key"]}
 
 
 def sar_attention(model: FWM, batch, n_store: int) -> dict:
@@ -346,6 +357,7 @@ def measure_clevr(preset: Preset, method: str, seed: int):
     out = {f"test_acc/{k}": v for k, v in best.items()}
     out["test_acc/mean"] = float(np.mean(list(best.values())))
     out["train_seconds"] = seconds
+    out["steps_run"] = float(hist["optimizer_steps"][-1])
     out["params"] = float(sum(p.numel() for p in model.parameters()))
     if method == "aid":
         test = data["test"]
@@ -436,19 +448,21 @@ def run(ctx: RunContext) -> Report:
                          test.values[:, 1 : preset.words + 1].flatten().tolist()))  # fmt: skip
         metrics.add("data/test_pairs_seen_in_training", seed, len(stored & task.train_pairs()))
         metrics.add("data/test_pair_coverage", seed, len(stored) / preset.words**2)
-    # one pool for every SAR and Sort-of-CLEVR unit; the slowest (AID) units first
+    # one pool for every SAR and Sort-of-CLEVR unit; the slowest (AID) units first. Keys end
+    # in -v2 since the units return the optimizer steps taken (steps_run)
     jobs = {}
     for method in sorted(preset.methods):  # "aid" < "linear"
         for seed in ctx.seeds:
             if clevr:
-                jobs[f"clevr/{method}/seed{seed}"] = partial(measure_clevr, preset, method, seed)
+                jobs[f"clevr/{method}/seed{seed}-v2"] = partial(measure_clevr, preset, method,
+                                                                seed)  # fmt: skip
             for ratio in preset.ratios if sar else ():
-                jobs[f"p{ratio:g}/{method}/seed{seed}"] = partial(measure, preset, method,
-                                                                  ratio, seed)  # fmt: skip
+                jobs[f"p{ratio:g}/{method}/seed{seed}-v2"] = partial(measure, preset, method,
+                                                                     ratio, seed)  # fmt: skip
     units = ctx.cached_parallel(jobs, desc="SAR and Sort-of-CLEVR runs")
     sar_curves, clevr_curves, maps = {}, {}, {}
     for key, (values, hist) in units.items():
-        seed = int(key.rsplit("seed", 1)[1])
+        seed = int(key.rsplit("seed", 1)[1].removesuffix("-v2"))
         metrics.update(seed, values)
         group, method = key.split("/")[:2]
         if group == "clevr":
@@ -457,6 +471,11 @@ def run(ctx: RunContext) -> Report:
             sar_curves.setdefault((float(group[1:]), method), []).append(hist)
         if "attention" in hist:
             maps.setdefault(group, []).append(hist["attention"])
+    if sar and "aid" in preset.methods:  # the untrained control of roles-disentangled
+        r0 = min(preset.ratios)
+        for seed in ctx.seeds:
+            metrics.update(seed, ctx.cached(f"p{r0:g}/aid-untrained/seed{seed}",
+                           lambda s=seed: measure_untrained_roles(preset, r0, s)))  # fmt: skip
     ctx.save_partial(metrics)
     if sar_curves:
         ctx.save_figure(plot_curves(sar_curves), "learning_curves.png")

@@ -44,6 +44,14 @@ class TrainResult:
     """What the official script reports: the best test accuracy over all evaluations."""
     final_test: float = 0.0
     """Test accuracy after the last step."""
+    optimizer_steps: int = 0
+    """Adam steps actually taken (read from the optimizer's own step counters)."""
+
+
+def optimizer_steps(opt: torch.optim.Optimizer) -> int:
+    """Steps an Adam-style optimizer has taken: the largest per-parameter ``step`` counter in
+    its state (0 before the first step). Counted by the optimizer, not by the loop."""
+    return int(max((float(s["step"]) for s in opt.state.values() if "step" in s), default=0))
 
 
 def accuracy(model: nn.Module, batch: Batch, candidates=None) -> float:
@@ -113,7 +121,7 @@ def train(
     final_test = hist["test"][-1]
     model.load_state_dict(best_state)
     model.eval()
-    return TrainResult(model, hist, chosen, max(hist["test"]), final_test)
+    return TrainResult(model, hist, chosen, max(hist["test"]), final_test, optimizer_steps(opt))
 
 
 def role_cosines(model: FWM, batch: Batch) -> dict[str, float]:

@@ -1,13 +1,17 @@
 """The paper's claims and the code's checks, computed from the metrics.
 
-A claim is a statement of the paper measured against a baseline, with its margin stated
-against the seeds' standard error and the paper's own figure beside it; a check is an
-invariant of the code. Neither is ever typed in: ``holds`` comes from the numbers.
+A claim is a statement of the paper measured against a baseline on paired per-seed values,
+with its margin stated and the paper's own figure beside it; a check is an invariant of the
+code that holds by construction. Neither is ever typed in: the verdicts come from the numbers.
+Every claim with a representation read out by the same protocol runs the **untrained
+encoder** (randomly initialised, same ridge or SVM read-out) through the same test as a
+control: if it passes too, the claim is inconclusive (the criterion cannot tell training from
+no training).
 """
 
 from __future__ import annotations
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
 
 # in run order: the random mask needs AutoTCL's keep ratio
 METHODS = ("autotcl", "ts2vec", "random_mask", "untrained", "raw_lag")
@@ -26,38 +30,64 @@ PAPER_TABLE1 = ("paper Table 1, ETTh1 univariate, MSE averaged over H = 24..720:
 SETTING = ("our setting differs: a generated ETT-like series, a CPU-sized encoder, "
            "H = {h}")  # fmt: skip
 
-
-def _beyond(gap) -> str:
-    return "beyond 2 SE" if gap.beyond_noise(2) else "within 2 SE"
+# Forecasting MSE differences are judged relative to the baseline's mean MSE. 2 %: the paper
+# reports -6.5 % MSE on average against the best baseline (abstract); a difference under a
+# third of that is not the paper's effect. It is the tolerance of vs-ts2vec (1.02 x TS2Vec's
+# MSE since v1) and the superiority margin of vs-random-mask and vs-raw-lag.
+MSE_FRACTION = 0.02
+# Classification: 1 accuracy point (0.01), under the "+1.2% average accuracy" over the best
+# baseline that the paper reports on the 30 UEA sets (abstract, Sec. 5): a loss this size
+# would cancel the paper's advantage (the tolerance since v1).
+ACC_TOLERANCE = 0.01
+# mask/spikes: the paper argues the factorisation qualitatively and gives no size: any
+# difference in drop rate beyond 2 SE of the paired differences (margin 0, stated).
+SPIKE_MARGIN = 0.0
+# oracle/lower-bound (a sanity claim of this package): only the ordering matters (margin 0).
+ORACLE_MARGIN = 0.0
+# mask/not-degenerate: a mask keeping under 20 % of the elements (nearly all dropped) or over
+# 95 % (nearly the identity) is degenerate (the range since v1).
+KEEP_RANGE = (0.2, 0.95)
+UNTRAINED = "untrained encoder"
 
 
 def forecast_claims(metrics: Metrics, prefix: str, where: str, setting: str, paper: str):
     """The three forecasting claims on one series (metric names start with ``prefix``):
-    AutoTCL against TS2Vec's augmentation, the fixed random mask and the raw-lag ridge."""
+    AutoTCL against TS2Vec's augmentation, the fixed random mask and the raw-lag ridge, each
+    with the untrained encoder as the control."""
 
-    def mean(m):
-        return metrics.mean(f"{prefix}{m}/mse")
+    def mse(m):
+        return metrics.by_seed(f"{prefix}{m}/mse")
 
     def fmt(m, digits=4):
         return metrics.fmt(f"{prefix}{m}", digits)
 
-    def gap(m):
-        return metrics.gap(f"{prefix}{m}/mse", f"{prefix}autotcl/mse")
+    def rel(m):  # the margin or tolerance in MSE units: 2 % of the baseline's mean MSE
+        return MSE_FRACTION * metrics.mean(f"{prefix}{m}/mse")
 
     tag = f"forecast/{prefix.replace('/', '-')}"
-    g_t, g_r, g_l = gap("ts2vec"), gap("random_mask"), gap("raw_lag")
+    a, ctl = mse("autotcl"), mse("untrained")
+    untrained = f"untrained encoder {fmt('untrained/mse')}"
     return [
         Claim(
             id=f"{tag}vs-ts2vec",
-            statement=f"{where}AutoTCL's learned augmentation gives lower univariate "
-            "forecasting MSE than TS2Vec's augmentation (same encoder, ridge read-out)",
+            statement=f"{where}AutoTCL's learned augmentation gives univariate forecasting MSE "
+            "no worse than TS2Vec's augmentation (same encoder, ridge read-out; the paper "
+            "reports it lower)",
             paper=paper,
             measured=f"MSE mean over H: AutoTCL {fmt('autotcl/mse')}, TS2Vec "
-            f"{fmt('ts2vec/mse')}; TS2Vec - AutoTCL {g_t} ({_beyond(g_t)}); encoder moved "
+            f"{fmt('ts2vec/mse')}, {untrained}; encoder moved "
             f"{fmt('autotcl/param_change', 2)} (AutoTCL) vs {fmt('ts2vec/param_change', 2)} "
             f"(TS2Vec), relative L2; {setting}",
-            criterion="AutoTCL mean MSE <= 1.02 x TS2Vec's, mean of the seeds",
-            holds=mean("autotcl") <= 1.02 * mean("ts2vec"),
+            criterion=f"AutoTCL's MSE vs TS2Vec's, tolerance {MSE_FRACTION:.0%} of TS2Vec's "
+            f"mean MSE ({rel('ts2vec'):.3g}); control: the {UNTRAINED}",
+            test=non_inferiority(
+                a,
+                mse("ts2vec"),
+                tolerance=rel("ts2vec"),
+                higher_is_better=False,
+                control=ctl,
+                control_name=UNTRAINED,
+            ),
         ),
         Claim(
             id=f"{tag}vs-random-mask",
@@ -66,9 +96,17 @@ def forecast_claims(metrics: Metrics, prefix: str, where: str, setting: str, pap
             paper="none found for a random mask of equal keep ratio (searched the paper-numbers "
             "notes and the official README figures)",
             measured=f"MSE: AutoTCL {fmt('autotcl/mse')}, random mask "
-            f"{fmt('random_mask/mse')}; random - AutoTCL {g_r} ({_beyond(g_r)})",
-            criterion="AutoTCL mean MSE <= the random mask's, mean of the seeds",
-            holds=mean("autotcl") <= mean("random_mask"),
+            f"{fmt('random_mask/mse')}, {untrained}",
+            criterion=f"AutoTCL's MSE vs the random mask's, margin {MSE_FRACTION:.0%} of the "
+            f"random mask's mean MSE ({rel('random_mask'):.3g}); control: the {UNTRAINED}",
+            test=superiority(
+                a,
+                mse("random_mask"),
+                margin=rel("random_mask"),
+                higher_is_better=False,
+                control=ctl,
+                control_name=UNTRAINED,
+            ),
         ),
         Claim(
             id=f"{tag}vs-raw-lag",
@@ -76,11 +114,25 @@ def forecast_claims(metrics: Metrics, prefix: str, where: str, setting: str, pap
             "past (the premise of the protocol; the strongest baseline here)",
             paper="not in the paper: Table 1 has no raw-lag row",
             measured=f"MSE: AutoTCL {fmt('autotcl/mse')}, raw-lag ridge "
-            f"{fmt('raw_lag/mse')}; raw-lag - AutoTCL {g_l} ({_beyond(g_l)})",
-            criterion="AutoTCL mean MSE <= the raw-lag ridge's, mean of the seeds",
-            holds=mean("autotcl") <= mean("raw_lag"),
+            f"{fmt('raw_lag/mse')}, {untrained}",
+            criterion=f"AutoTCL's MSE vs the raw-lag ridge's, margin {MSE_FRACTION:.0%} of the "
+            f"ridge's mean MSE ({rel('raw_lag'):.3g}); control: the {UNTRAINED}",
+            test=superiority(
+                a,
+                mse("raw_lag"),
+                margin=rel("raw_lag"),
+                higher_is_better=False,
+                control=ctl,
+                control_name=UNTRAINED,
+            ),
         ),
     ]
+
+
+def keep_ratio_statement(preset) -> str:
+    return ("the learned mask keeps a non-degenerate share of the elements, between "
+            f"{KEEP_RANGE[0]:.0%} and {KEEP_RANGE[1]:.0%} (the mask-size penalty is there so "
+            "that it does not keep everything)")  # fmt: skip
 
 
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
@@ -98,9 +150,10 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
     for name in preset.uea:
         if f"{name}/autotcl/acc" not in metrics:
             continue
-        g = metrics.gap(f"{name}/autotcl/acc", f"{name}/ts2vec/acc")
-        gr = metrics.gap(f"{name}/autotcl/acc", f"{name}/random_mask/acc")
-        a_c, t_c = metrics.mean(f"{name}/autotcl/acc"), metrics.mean(f"{name}/ts2vec/acc")
+
+        def acc(m, name=name):
+            return metrics.by_seed(f"{name}/{m}/acc")
+
         claims.append(
             Claim(
                 id=f"classify/{name}-vs-ts2vec",
@@ -110,15 +163,20 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
                 measured=f"test accuracy: AutoTCL {metrics.fmt(f'{name}/autotcl/acc')}, TS2Vec "
                 f"{metrics.fmt(f'{name}/ts2vec/acc')}, random mask "
                 f"{metrics.fmt(f'{name}/random_mask/acc')}, untrained "
-                f"{metrics.fmt(f'{name}/untrained/acc')}; AutoTCL - TS2Vec {g} ({_beyond(g)}); "
-                f"AutoTCL - random mask {gr}; CPU-sized encoder, "
+                f"{metrics.fmt(f'{name}/untrained/acc')}; CPU-sized encoder, "
                 f"{metrics.values(f'{name}/ts2vec/iters')[0]:.0f} iterations each",
-                criterion="AutoTCL mean accuracy >= TS2Vec's - 0.01 (1 point), mean of the seeds",
-                holds=a_c >= t_c - 0.01,
+                criterion=f"AutoTCL's test accuracy vs TS2Vec's, tolerance {ACC_TOLERANCE:g} "
+                f"(1 point); control: the {UNTRAINED} (same SVM read-out)",
+                test=non_inferiority(
+                    acc("autotcl"),
+                    acc("ts2vec"),
+                    tolerance=ACC_TOLERANCE,
+                    control=acc("untrained"),
+                    control_name=UNTRAINED,
+                ),
             )
         )
     if "autotcl/drop_at_spikes" in metrics:
-        g = metrics.gap("autotcl/drop_at_spikes", "autotcl/drop_elsewhere")
         claims.append(
             Claim(
                 id="mask/spikes",
@@ -127,9 +185,49 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
                 paper="none found: the paper argues the factorisation into informative and "
                 "task-irrelevant parts without a spike-masking figure",
                 measured=f"drop rate at spikes {metrics.fmt('autotcl/drop_at_spikes')}, "
-                f"elsewhere {metrics.fmt('autotcl/drop_elsewhere')}; gap {g}",
-                criterion="gap > 0 and > 2 SE (paired over seeds)",
-                holds=g.beyond_noise(2),
+                f"elsewhere {metrics.fmt('autotcl/drop_elsewhere')}",
+                criterion="the mask's drop rate at spikes vs elsewhere (same seed)",
+                test=superiority(
+                    metrics.by_seed("autotcl/drop_at_spikes"),
+                    metrics.by_seed("autotcl/drop_elsewhere"),
+                    margin=SPIKE_MARGIN,
+                ),
+            )
+        )
+    if not preset.faithful_quirks:  # a measured outcome here; with the quirk it is a check
+        keep = metrics.by_seed("autotcl/keep_ratio")
+        claims.append(
+            Claim(
+                id="mask/not-degenerate",
+                statement=keep_ratio_statement(preset),
+                paper="none found as a figure: the paper's mask-size penalty (official "
+                "reg_weight * ReLU(sum_C h - 0.4)) keeps the mask from keeping everything",
+                measured=f"mean keep ratio {metrics.fmt('autotcl/keep_ratio')}",
+                criterion=f"the learned mask's keep ratio per seed within {list(KEEP_RANGE)}",
+                test=all_of(
+                    threshold(keep, threshold=KEEP_RANGE[0]),
+                    threshold(keep, threshold=KEEP_RANGE[1], higher_is_better=False),
+                ),
+            )
+        )
+    if "oracle/mse" in metrics:
+        best = min(METHODS, key=lambda m: metrics.mean(f"{m}/mse"))
+        claims.append(
+            Claim(
+                id="oracle/lower-bound",
+                statement="no method beats the oracle conditional mean of the generated series "
+                "(a sanity claim of this package: there is headroom left; measured on a finite "
+                "test set, so it can fail)",
+                paper="not in the paper: the generated series is ours",
+                measured=f"oracle {metrics.fmt('oracle/mse')}, best method ({LABELS[best]}) "
+                f"{metrics.fmt(f'{best}/mse')}",
+                criterion=f"the oracle's test MSE vs the best method's ({LABELS[best]})",
+                test=superiority(
+                    metrics.by_seed("oracle/mse"),
+                    metrics.by_seed(f"{best}/mse"),
+                    margin=ORACLE_MARGIN,
+                    higher_is_better=False,
+                ),
             )
         )
     return claims
@@ -138,21 +236,29 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
 def make_checks(metrics: Metrics, preset) -> list[Check]:
     keep = metrics.values("autotcl/keep_ratio")
     a_it, r_it = metrics.values("autotcl/iters"), metrics.values("random_mask/iters")
-    checks = [
-        Check(
-            id="mask/not-degenerate",
-            statement="the learned mask keeps a non-degenerate share of the elements (with the "
-            "official quirk, h in (0, 1) bounds the keep rate to about [0.47, 0.74])",
-            measured=f"mean keep ratio {metrics.fmt('autotcl/keep_ratio')}",
-            criterion="within [0.2, 0.95] on every seed",
-            holds=all(0.2 <= k <= 0.95 for k in keep),
-        ),
+    checks = []
+    if preset.faithful_quirks:
+        checks.append(
+            Check(
+                id="mask/not-degenerate",
+                statement=keep_ratio_statement(preset),
+                measured=f"mean keep ratio {metrics.fmt('autotcl/keep_ratio')}",
+                criterion=f"within {list(KEEP_RANGE)} on every seed",
+                holds=all(KEEP_RANGE[0] <= k <= KEEP_RANGE[1] for k in keep),
+                why="the official quirk (faithful_quirks) feeds h's sigmoid output, in (0, 1), "
+                "to the hard-concrete sampler as a logit: each element is kept with "
+                "probability in about [0.47, 0.74] whatever h is (a claim when the quirk is off)",
+            )
+        )
+    checks += [
         Check(
             id="budget/random-mask",
             statement="the random-mask ablation trains exactly as many steps as AutoTCL",
             measured=f"iterations AutoTCL {a_it}, random mask {r_it}",
             criterion="equal on every seed",
             holds=a_it == r_it,
+            why="both run AutoTCL.fit with the same epochs, iteration cap and batch on the same "
+            "windows; n_iters counts the steps taken",
         ),
         Check(
             id="budget/ts2vec",
@@ -160,6 +266,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"iterations {metrics.values('ts2vec/iters')}",
             criterion=f"== {preset.ts2vec_iters} on every seed",
             holds=all(i == preset.ts2vec_iters for i in metrics.values("ts2vec/iters")),
+            why="TS2Vec.fit loops until n_iters (counted per step) reaches the budget",
         ),
     ]
     if "seattle/autotcl/iters" in metrics:
@@ -176,6 +283,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                 measured=f"iterations AutoTCL {s_a}, random mask {s_r}, TS2Vec {s_t}",
                 criterion=f"AutoTCL == random mask and TS2Vec == {preset.ts2vec_iters}, every seed",
                 holds=s_a == s_r and all(i == preset.ts2vec_iters for i in s_t),
+                why="as on the generated series: the same AutoTCL.fit budget for both masks, "
+                "TS2Vec.fit to its iteration budget; n_iters counts the steps taken",
             )
         )
     for name in preset.uea:
@@ -190,17 +299,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                 measured=", ".join(f"{m} {v}" for m, v in its.items()),
                 criterion="equal on every seed",
                 holds=its["autotcl"] == its["ts2vec"] == its["random_mask"],
-            )
-        )
-    if "oracle/mse" in metrics:
-        worst = min(metrics.mean(f"{m}/mse") for m in METHODS)
-        checks.append(
-            Check(
-                id="oracle/lower-bound",
-                statement="no method beats the oracle conditional mean of the generated series",
-                measured=f"oracle {metrics.fmt('oracle/mse')}, best method {worst:.4g}",
-                criterion="oracle mean MSE <= every method's",
-                holds=metrics.mean("oracle/mse") <= worst,
+                why="every method is fitted with the same n_iters (uea_budget: TS2Vec's "
+                "official rule) and no epoch cap; n_iters counts the steps taken",
             )
         )
     return checks

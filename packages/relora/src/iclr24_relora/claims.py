@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, non_inferiority, superiority, threshold
 
 # The paper's Table 2 (ICLR 2024 version, C4 validation perplexity, 60M/130M/250M/350M) could
 # not be retrieved here; see the README for where we searched. Its text states the ordering.
@@ -23,13 +23,26 @@ def _ppl(metrics: Metrics, method: str) -> str:
     return f"ppl {math.exp(metrics.mean(f'{method}/eval_loss')):.3g}"
 
 
+# beats-lora: 0.2 nats per token (exp(0.2) = 1.22x perplexity), the package's margin since v1
+# for the paper's "clearly better than LoRA" (Table 2's numbers not retrieved): a gap any user
+# of a language model would notice
+LORA_MARGIN = 0.2
+# beats-lora-warm-start: the paper says ReLoRA outperforms LoRA + warm start but gives no size
+# here (Table 2 not retrieved): any gain beyond 2 SE of the paired differences (margin 0)
+WARM_MARGIN = 0.0
+# close-to-full-rank: the abstract's "comparable performance to regular neural network
+# training", read (since v1 of this package) as within 10% of full-rank's held-out loss
+CLOSE_FRACTION = 0.10
+
+
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     r = preset.r
     need = min(min(preset.hidden, preset.intermediate), 2 * r)
+    bar = max(need, r)  # "> r and >= min(d, 2r)": past both
     medians = metrics.values("relora/rank_median")
-    lora_gap = metrics.gap("lora/eval_loss", "relora/eval_loss")  # > 0: ReLoRA better
-    warm_gap = metrics.gap("lora_warm/eval_loss", "relora/eval_loss")
+    loss = {m: metrics.by_seed(f"{m}/eval_loss") for m in ("full", "lora", "lora_warm", "relora")}
     ratio = metrics.mean("relora/eval_loss") / metrics.mean("full/eval_loss")
+    tolerance = CLOSE_FRACTION * metrics.mean("full/eval_loss")
     return [
         Claim(
             id="high-rank-update",
@@ -41,19 +54,26 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             f"{metrics.fmt('relora/rank_median', 3)} (worst seed {min(medians):g}), full-rank "
             f"{metrics.fmt('full/rank_median', 3)}, LoRA + warm start "
             f"{metrics.fmt('lora_warm/rank_median', 3)} (r = {r})",
-            criterion=f"every seed's median > {r} and >= {need}",
-            holds=min(medians) > r and min(medians) >= need,
+            criterion=f"ReLoRA's median effective rank of dW per seed vs min(d, 2r) = {bar}; "
+            "control: LoRA + warm start (ReLoRA whose merges never fire)",
+            test=threshold(
+                metrics.by_seed("relora/rank_median"),
+                threshold=bar,
+                control=metrics.by_seed("lora_warm/rank_median"),
+                control_name="LoRA + warm start (no merges)",
+            ),
         ),
         Claim(
             id="beats-lora",
             statement="ReLoRA reaches a lower held-out loss than pure low-rank (LoRA) training "
-            "with the same rank, steps and batches, by >= 0.2 nats per token",
+            f"with the same rank, steps and batches, by more than {LORA_MARGIN:g} nats per token",
             paper=PAPER_TABLE2,
             measured=f"eval loss LoRA {metrics.fmt('lora/eval_loss')} ({_ppl(metrics, 'lora')}),"
-            f" ReLoRA {metrics.fmt('relora/eval_loss')} ({_ppl(metrics, 'relora')}); "
-            f"gap {lora_gap}",
-            criterion="gap >= 0.2 and > 2 SE (paired over seeds)",
-            holds=lora_gap.mean >= 0.2 and lora_gap.beyond_noise(2.0),
+            f" ReLoRA {metrics.fmt('relora/eval_loss')} ({_ppl(metrics, 'relora')})",
+            criterion="ReLoRA's held-out loss vs LoRA's (same rank, steps and batches)",
+            test=superiority(
+                loss["relora"], loss["lora"], margin=LORA_MARGIN, higher_is_better=False
+            ),
         ),
         Claim(
             id="beats-lora-warm-start",
@@ -61,26 +81,30 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             "warm start (restarts, not the warm start, make the difference)",
             paper=PAPER_TABLE2,
             measured=f"eval loss LoRA + warm start {metrics.fmt('lora_warm/eval_loss')} "
-            f"({_ppl(metrics, 'lora_warm')}), ReLoRA {metrics.fmt('relora/eval_loss')}; "
-            f"gap {warm_gap}",
-            criterion="gap > 2 SE (paired over seeds)",
-            holds=warm_gap.beyond_noise(2.0),
+            f"({_ppl(metrics, 'lora_warm')}), ReLoRA {metrics.fmt('relora/eval_loss')}",
+            criterion="ReLoRA's held-out loss vs LoRA + warm start's",
+            test=superiority(
+                loss["relora"], loss["lora_warm"], margin=WARM_MARGIN, higher_is_better=False
+            ),
         ),
         Claim(
             id="close-to-full-rank",
             statement="ReLoRA performs comparably to full-rank training: held-out loss within "
-            "10% of full-rank's",
+            f"{CLOSE_FRACTION:.0%} of full-rank's",
             paper=PAPER_TABLE2,
             measured=f"eval loss full-rank {metrics.fmt('full/eval_loss')} "
-            f"({_ppl(metrics, 'full')}), ReLoRA {metrics.fmt('relora/eval_loss')}; ratio "
-            f"{ratio:.3f}; ReLoRA - full {metrics.gap('relora/eval_loss', 'full/eval_loss')}",
-            criterion="mean ReLoRA loss <= 1.10 x mean full-rank loss",
-            holds=ratio <= 1.10,
+            f"({_ppl(metrics, 'full')}), ReLoRA {metrics.fmt('relora/eval_loss')}; ratio of "
+            f"means {ratio:.3f}",
+            criterion=f"ReLoRA's held-out loss vs full-rank's, tolerance {CLOSE_FRACTION:.0%} of "
+            f"full-rank's mean loss ({tolerance:.3g} nats)",
+            test=non_inferiority(
+                loss["relora"], loss["full"], tolerance=tolerance, higher_is_better=False
+            ),
         ),
     ]
 
 
-def make_checks(metrics: Metrics, preset) -> list[Claim]:
+def make_checks(metrics: Metrics, preset) -> list[Check]:
     steps = {m: metrics.values(f"{m}/steps") for m in ("full", "lora", "lora_warm", "relora")}
     expected_merges = (preset.steps - 1 - preset.warm_start) // preset.relora_steps
     merges = metrics.values("relora/merges")
@@ -98,6 +122,8 @@ def make_checks(metrics: Metrics, preset) -> list[Claim]:
             measured=f"steps { ({m: sorted(set(v)) for m, v in steps.items()}) }",
             criterion=f"all {preset.steps}",
             holds=all(set(v) == {float(preset.steps)} for v in steps.values()),
+            why="every method's trainer loops `while step < total_steps` on the same batch "
+            "function (the step counter is incremented by each optimizer step)",
         ),
         Check(
             id="merges-at-zero-lr",
@@ -106,6 +132,8 @@ def make_checks(metrics: Metrics, preset) -> list[Claim]:
             f"{lr_at_merge:g}",
             criterion=f"{expected_merges} merges and lr == 0 at each",
             holds=set(merges) == {float(expected_merges)} and lr_at_merge == 0.0,
+            why="the merge rule fires every relora_steps after the warm start, and the jagged "
+            "schedule restarts the lr from 0 on those steps (Sec. 3, official scheduler)",
         ),
         Check(
             id="optimizer-pruned",
@@ -113,6 +141,8 @@ def make_checks(metrics: Metrics, preset) -> list[Claim]:
             measured=f"smallest zeroed fraction {reset:.4f}",
             criterion=f">= {preset.prune_ratio} (on every merge, every seed)",
             holds=reset >= preset.prune_ratio - 1e-6,
+            why="magnitude pruning zeroes every entry below the prune_ratio quantile of |m| "
+            "(one mask for both Adam moments)",
         ),
         Check(
             id="lora-is-low-rank",
@@ -120,6 +150,7 @@ def make_checks(metrics: Metrics, preset) -> list[Claim]:
             measured=f"largest effective rank {max(lora_ranks):g}",
             criterion=f"<= {preset.r}",
             holds=max(lora_ranks) <= preset.r,
+            why="the update is B A with B of r columns and W frozen: rank <= r",
         ),
         Check(
             id="memory",
@@ -130,5 +161,7 @@ def make_checks(metrics: Metrics, preset) -> list[Claim]:
             "(embeddings and lm_head stay trainable, which dominates at this size)",
             criterion="both < 1",
             holds=params < 1 and memory < 1,
+            why="W is frozen under LoRA: only A, B (r x (d_in + d_out) each), embeddings, norms "
+            "and the head train, and Adam keeps state for trainable tensors only",
         ),
     ]
