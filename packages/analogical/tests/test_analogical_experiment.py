@@ -47,6 +47,9 @@ def test_claims_follow_the_numbers():
     assert claims["beats-zero-shot"].holds and claims["relevance-matters"].holds
     claims = {c.id: c for c in make_claims(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}), preset)}
     assert not claims["cost-output-tokens"].holds and not claims["beats-zero-shot"].holds
+    # a tie passes nothing: equal accuracies fail "more accurate" (margin 1 point)
+    assert claims["small-model-labelled-win"].verdict == "fails"
+    assert claims["beats-zero-shot"].verdict == "fails"
     large = {c.id: c for c in make_claims(_metrics(acc, {}), Preset(llm="openai:m@http://x"))}
     assert large["capable-model-analogical-wins"].holds and "small-model-labelled-win" not in large
 
@@ -81,3 +84,18 @@ def test_seeds_get_different_problems():
     assert len(set(names)) == len(names) == len(preset.seeds) * preset.code_problems
     tests = [tuple(p.question for p in problems_for(preset, None, s)[1]) for s in (0, 1)]
     assert tests[0] != tests[1] and len(tests[0]) == preset.n_test
+
+
+def test_retrieval_is_a_claim_that_can_fail():
+    m = _metrics(dict.fromkeys(MATH_METHODS, 0.3), {})
+    for seed, rate in enumerate((0.92, 0.95, 0.90)):
+        m.add("retrieval/same_family_rate", seed, rate)
+    claims = {c.id: c for c in make_claims(m, PRESETS["default"])}
+    assert claims["retrieval-same-family"].verdict == "holds"
+    assert "chance 1/4" in claims["retrieval-same-family"].measured
+    low = _metrics(dict.fromkeys(MATH_METHODS, 0.3), {})
+    for seed, rate in enumerate((0.5, 0.6, 0.55)):
+        low.add("retrieval/same_family_rate", seed, rate)
+    assert {c.id: c for c in make_claims(low, PRESETS["default"])}[
+        "retrieval-same-family"
+    ].verdict == "fails"

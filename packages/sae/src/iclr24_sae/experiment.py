@@ -6,7 +6,8 @@
 2. A real LM (SmolLM2-135M-Instruct, offline): activations of one residual-stream layer on
    CPython's own documentation; SAE vs PCA, ICA, neurons and random directions on an offline
    interpretability score, with FVU, L0, dead fraction and CE loss recovered (and, with
-   ``--llm``, explain-then-simulate scores).
+   ``--llm``, explain-then-simulate scores); the same score of the SAE untrained is the
+   claim's degenerate control.
 3. IOI activation patching on the same layer: how many SAE features, neurons or PCA
    directions must be patched from corrupted to clean prompts to move the model's logit
    difference by a given share.
@@ -37,7 +38,15 @@ from .figures import dashboard_html, plot_mmcs_grid, plot_patching
 from .harvest import SITES, harvest, hook_module, load_harvest
 from .lm import load_lm, token_sequences
 from .patching import ioi_prompts
-from .studies import ioi_reference, ioi_sae, llm_autointerp, lm_reference, measure_lm, measure_toy
+from .studies import (
+    ioi_reference,
+    ioi_sae,
+    llm_autointerp,
+    lm_reference,
+    measure_lm,
+    measure_toy,
+    measure_untrained,
+)
 
 PAPER = Paper(
     title="Sparse Autoencoders Find Highly Interpretable Features in Language Models",
@@ -234,6 +243,10 @@ def run(ctx: RunContext) -> Report:
             lambda ids: lm().decode(ids))))  # fmt: skip
         dashboards[seed], saes[seed] = res.pop("_dashboard"), (res.pop("_sae"), res["lm/sae/scale"])
         metrics.update(seed, res)
+        # the claim's degenerate control: the same SAE untrained (a unit of its own, so that
+        # a run made before it existed resumes by computing only this)
+        metrics.update(seed, ctx.cached(f"lm/untrained/seed{seed}", lambda s=seed, a=res[
+            "lm/sae/alpha"]: measure_untrained(preset, s, acts, tokens, a)))  # fmt: skip
         ctx.save_partial(metrics)
     atomic_write_text(ctx.path("dashboard.html"), dashboard_html(dashboards[ctx.seeds[0]], preset))
 

@@ -189,6 +189,29 @@ def measure_lm(
     return out
 
 
+def measure_untrained(
+    preset, seed: int, acts: np.ndarray, tokens: np.ndarray, alpha: float
+) -> dict[str, float]:
+    """The degenerate control of the interpretability claim: the SAE of ``seed`` as it is
+    before training (same size, same init, same seed; the member of the alpha the trained SAE
+    chose), its codes of the same scaled evaluation tokens scored exactly as the trained
+    SAE's (:func:`_score`). If an untrained SAE passes the claim's criterion, the criterion
+    cannot tell learning from a random ReLU read-out."""
+    tr, _ = split_tokens(len(acts), preset.val_frac)
+    scale = float(np.sqrt(acts.shape[1] / (acts[tr].astype(np.float64) ** 2).sum(1).mean()))
+    d = acts.shape[1]
+    sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
+                            pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+    untrained = sae.member(list(preset.alphas).index(alpha))
+    x, tok, explain = _interp_split(preset, acts, tokens)
+    with torch.no_grad():
+        feats = untrained.encode(torch.from_numpy(x) * scale)[0].numpy()
+    out = _score("untrained", feats, tok, explain, preset.top_k)
+    out["lm/untrained/l0"] = l0(feats)
+    out["lm/untrained/dead"] = dead_fraction(feats)
+    return out
+
+
 def _top_contexts(feats: np.ndarray, tokens: np.ndarray, n: int, decode, k: int = 8) -> list[dict]:
     """For ``n`` features drawn at random among those that fire (not cherry-picked): the ``k``
     top activations, each as (text before, token, text after, activation)."""
