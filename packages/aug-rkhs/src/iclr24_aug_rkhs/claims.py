@@ -2,22 +2,46 @@
 
 The paper is a theory paper: its claims are statements about every augmentation and
 encoder, measured here on an exact finite space and on real text. There is no competing
-method to run; where a claim compares (the sweet spot), it compares mask rates, with the
-margin stated against the seeds' standard error. What holds by construction (lambda_0 = 1,
-the closed forms, the approximation bound, which is a theorem evaluated exactly) is a check.
+method to run; where a claim compares (kappa across mask rates, the sweet spot), it compares
+mask rates under the same encoder, probe and data, on paired per-seed values with a stated
+margin. What holds by construction (lambda_0 = 1, the closed forms, and every bound: they
+are theorems, here in a form derived in ``bounds.py``, evaluated exactly) is a check; a bound
+is shown with its slack and labelled vacuous past 100x.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import (
+    Check,
+    Claim,
+    Metrics,
+    all_of,
+    bound_check,
+    superiority,
+    threshold,
+)
 
 SEARCHED = (
     "searched: arXiv, ar5iv, Hugging Face papers (its markdown), ICLR and aggregator pages "
     "(only their opening sections are stored) and the public OpenReview reviews (they give the "
     "theorems' structure and kappa ~ 1e100 on wikipedia-simple, not the statements); no code"
 )
+
+R2_MIN = 0.98
+"""The kappa claim's linearity: the linear fit of log kappa^2 in L explains >= 98 % of its
+variance (the package's criterion, fixed before the first run; the paper states no number)."""
+
+NOTICEABLE = 1.05
+"""A rate is "worse" than the best when its error is more than 5 % higher (the repository's
+"comparable" = within 5 %; the paper states no number)."""
+
+MLM_MARGIN = 0.01
+"""One point of probe test error: about one seed's binomial standard error on the
+``mlm-demo`` test set (1500 windows, error ~0.8: sqrt(0.8 * 0.2 / 1500) = 0.010)."""
 
 
 def _key(alpha: float) -> str:
@@ -28,61 +52,92 @@ def _per_rate(metrics: Metrics, group: str, name: str, alphas) -> np.ndarray:
     return np.array([metrics.mean(f"{group}/{_key(a)}/{name}") for a in alphas])
 
 
+def _ratio(metrics: Metrics, a: str, b: str) -> dict[int, float]:
+    """``a / b`` per seed (on the seeds both have)."""
+    da, db = metrics.by_seed(a), metrics.by_seed(b)
+    return {s: da[s] / db[s] for s in sorted(set(da) & set(db))}
+
+
+def _worst(errors: np.ndarray, bounds: np.ndarray) -> tuple[int, int]:
+    """(rate, seed) index where error / bound is largest: the bound holds everywhere iff it
+    holds there, and its slack there is the smallest."""
+    return np.unravel_index(int(np.argmax(errors / bounds)), errors.shape)
+
+
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     return [
-        _decomposition(metrics, preset),
-        _finite_sample_bound(metrics, preset),
         *_kappa_claims(metrics, preset),
         _sweet_spot(metrics, preset),
         *([_mlm_sweet_spot(metrics, preset)] if preset.mlm_rates else []),
     ]
 
 
-def _decomposition(metrics: Metrics, preset) -> Claim:
+def _decomposition(metrics: Metrics, preset) -> Check:
     alphas = preset.alphas
     errors = np.array([metrics.values(f"ideal/{_key(a)}/error") for a in alphas])  # (rates, seeds)
     bounds = _per_rate(metrics, "spectrum", "bound", alphas)
     approx = _per_rate(metrics, "spectrum", "approx_bound", alphas)
     est = _per_rate(metrics, "spectrum", "estimation_bound", alphas)
-    ratio = errors / bounds[:, None]
+    i, j = _worst(errors, bounds[:, None] * np.ones_like(errors))
     best = int(np.argmin(bounds))
-    return Claim(
+    check = bound_check(
         id="decomposition",
-        statement="The error of the linear probe on an encoder is at most an estimation term "
-        "(RKHS regression on n labels, governed by kappa) plus an approximation term "
-        "(RKHS approximation, <= eps ||f*||_H^2 / (1 - lambda_{d+1}) for the top-d "
-        "eigenspace), free of model complexity (Theorem 1)",
+        statement="The error of the norm-constrained linear probe on the ideal encoder is at "
+        "most an estimation term (RKHS regression on n labels, governed by kappa) plus an "
+        "approximation term (<= eps ||f*||_H^2 / (1 - lambda_{d+1}) for the top-d eigenspace), "
+        f"each with probability >= {1 - preset.delta:g} (Theorem 1's form); shown at the rate "
+        f"and seed where error / bound is largest (alpha={alphas[i]:g})",
         paper="Theorem 1; no numeric instance in the paper (none found; "
         f"{SEARCHED}); the paper's constants were not retrievable, the estimation "
         "constants here are ours (bounds.py). Setting: ours (exact finite space)",
-        measured=f"error / bound <= {ratio.max():.2g} over {len(alphas)} rates x "
+        measured=float(errors[i, j]),
+        bound=float(bounds[i]),
+        rederived=True,
+        why="a theorem: bounds.py derives both terms from the isometry property and a "
+        "Rademacher bound for the ball ||f||_H <= ||f*||_H (each constant proved in its "
+        "docstring); the probe and the spectrum are exact on the finite space",
+        what="probe error",
+    )
+    check.measured += (
+        f"; error / bound <= {(errors / bounds[:, None]).max():.2g} over {len(alphas)} rates x "
         f"{errors.shape[1]} seeds; tightest bound {bounds[best]:.3g} at alpha={alphas[best]:g} "
         f"(approximation {approx[best]:.3g} + estimation {est[best]:.3g}; Var f* = 1, so the "
-        f"bound is {'vacuous' if bounds.min() > 1 else 'informative'} at n={preset.n_labels}); "
-        f"error {errors.mean(1).min():.3g}..{errors.mean(1).max():.3g}",
-        criterion=f"norm-constrained probe error <= bound on every seed at every rate "
-        f"(each with probability >= {1 - preset.delta:g})",
-        holds=bool(np.all(errors <= bounds[:, None])),
+        f"bound is {'vacuous' if bounds.min() > 1 else 'informative'} at n={preset.n_labels})"
     )
+    check.criterion = "probe error <= bound at every rate on every seed (the worst one shown)"
+    check.holds = bool(np.all(errors <= bounds[:, None]))
+    return check
 
 
-def _finite_sample_bound(metrics: Metrics, preset) -> Claim:
+def _finite_sample_bound(metrics: Metrics, preset) -> Check:
     alphas = preset.alphas
     seeds_of = lambda name: np.array([metrics.values(f"finite/{_key(a)}/{name}") for a in alphas])  # noqa: E731
     errors, bounds = seeds_of("constrained_error"), seeds_of("bound")  # (rates, seeds)
     approx, approx_err = seeds_of("approx_bound"), seeds_of("approx_error")
     tau = seeds_of("trace_gap")
+    i, j = _worst(errors, bounds)
     best = int(np.argmin(bounds.mean(1)))
-    return Claim(
+    check = bound_check(
         id="finite-sample-bound",
         statement="For the encoder estimated from m pretraining samples (top-d eigenspace of "
-        "the estimated kernel), the probe's error is at most an approximation term governed "
-        "by the encoder's trace gap tau and eps, plus the estimation term (Theorem 2)",
+        "the estimated kernel), the constrained probe's error is at most an approximation "
+        "term governed by the encoder's trace gap tau and eps, plus the estimation term, with "
+        f"probability >= {1 - preset.delta:g} (Theorem 2's form); shown at the rate and seed "
+        f"where error / bound is largest (alpha={alphas[i]:g})",
         paper="Theorem 2 (equation (20)); no numeric instance in the paper (none found; "
         f"{SEARCHED}); the paper's constants and its a-priori bound on tau in m were not "
         "retrievable: the trace-gap term here is ours (bounds.py) with tau measured exactly. "
         "Setting: ours (exact finite space)",
-        measured="trace gap tau by rate: "
+        measured=float(errors[i, j]),
+        bound=float(bounds[i, j]),
+        rederived=True,
+        why="a theorem: bounds.py derives the trace-gap approximation term (the cube formula, "
+        "proved in its docstring) and the same estimation term as Theorem 1; tau is computed "
+        "exactly on the finite space",
+        what="constrained-probe error",
+    )
+    check.measured += (
+        "; trace gap tau by rate: "
         + ", ".join(f"{a:g}: {t:.2g}" for a, t in zip(alphas, tau.mean(1)))
         + f"; approximation term {approx.mean(1).min():.3g}..{approx.mean(1).max():.3g} against "
         f"the encoder's measured approximation error {approx_err.mean(1).min():.3g}.."
@@ -91,31 +146,37 @@ def _finite_sample_bound(metrics: Metrics, preset) -> Claim:
         f"{bounds.mean(1)[best] - approx.mean(1)[best]:.3g}; Var f* = 1, so the bound is "
         f"{'vacuous' if bounds.min() > 1 else 'informative'} at n={preset.n_labels}); "
         f"constrained-probe error {errors.mean(1).min():.3g}..{errors.mean(1).max():.3g}, "
-        f"error / bound <= {(errors / bounds).max():.2g}",
-        criterion=f"constrained-probe error <= bound on every seed at every rate (each with "
-        f"probability >= {1 - preset.delta:g})",
-        holds=bool(np.all(errors <= bounds)),
+        f"error / bound <= {(errors / bounds).max():.2g}"
     )
+    check.criterion = (
+        "constrained-probe error <= bound at every rate on every seed (the worst shown)"
+    )
+    check.holds = bool(np.all(errors <= bounds))
+    return check
 
 
 def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
     alphas = preset.text_alphas
-    slopes = {a: metrics.mean(f"text/{_key(a)}/slope") for a in alphas}
-    ses = {a: metrics.se(f"text/{_key(a)}/slope") for a in alphas}
-    r2 = min(min(metrics.values(f"text/{_key(a)}/r2")) for a in alphas)
+    slope = {a: metrics.by_seed(f"text/{_key(a)}/slope") for a in alphas}
+    r2 = {a: metrics.by_seed(f"text/{_key(a)}/r2") for a in alphas}
     iid = {a: metrics.mean(f"text/{_key(a)}/iid_slope") for a in alphas}
     rows = "; ".join(
-        f"alpha={a:g}: {slopes[a]:.3f} +/- {ses[a]:.1g} (i.i.d. closed form {iid[a]:.3f})"
+        f"alpha={a:g}: {metrics.mean(f'text/{_key(a)}/slope'):.3f} +/- "
+        f"{metrics.se(f'text/{_key(a)}/slope'):.1g} (i.i.d. closed form {iid[a]:.3f}), R^2 "
+        f"{metrics.mean(f'text/{_key(a)}/r2'):.4f} (smallest {min(r2[a].values()):.4f})"
         for a in alphas
     )
-    grows = all(
-        slopes[a] > 0 and metrics.se(f"text/{_key(a)}/slope") * 2 < slopes[a] for a in alphas
+    grows = all_of(
+        *(threshold(slope[a], threshold=0.0) for a in alphas),
+        # R2_MIN: the package's linearity criterion, fixed before the first run
+        *(threshold(r2[a], threshold=R2_MIN) for a in alphas),
     )
-    gaps = [
-        metrics.gap(f"text/{_key(a)}/slope", f"text/{_key(b)}/slope")
-        for a, b in zip(alphas, alphas[1:])
-    ]
-    n = len(preset.seeds)
+    # a slope difference that changes kappa^2 at the longest length measured by a factor of 2
+    # (a factor 2 in the estimation term): log10(2) / max L
+    margin = math.log10(2) / max(preset.text_lengths)
+    pairs = list(zip(alphas, alphas[1:]))
+    falls = all_of(*(superiority(slope[a], slope[b], margin=margin) for a, b in pairs))
+    gaps = [metrics.gap(f"text/{_key(a)}/slope", f"text/{_key(b)}/slope") for a, b in pairs]
     paper = (
         "the paper's analysis of masking: kappa grows exponentially in the sequence length and "
         f"falls with the mask rate (the paper's own numbers and closed forms not retrieved; "
@@ -132,10 +193,10 @@ def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
             statement="The augmentation complexity of [MASK] replacement grows exponentially "
             "with the sequence length: log kappa^2 is linear in L with a positive slope",
             paper=paper,
-            measured=f"log10 kappa^2 per token: {rows}; smallest R^2 of the linear fit {r2:.4f}. "
-            + setting,
-            criterion=f"at every rate slope > 2 SE above 0 and R^2 >= 0.98 on every seed ({n} seeds)",
-            holds=bool(grows and r2 >= 0.98),
+            measured=f"log10 kappa^2 per token (mean +/- SE over seeds): {rows}. " + setting,
+            criterion=f"at every rate: the per-seed slope of log10 kappa^2 in L above 0, and "
+            f"the per-seed R^2 of that linear fit above {R2_MIN:g} (each by more than 2 SE)",
+            test=grows,
         ),
         Claim(
             id="kappa-falls-with-mask-rate",
@@ -143,11 +204,13 @@ def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
             "log kappa^2 per token falls as the mask rate rises",
             paper=paper,
             measured="slope(alpha_i) - slope(alpha_{i+1}): "
-            + ", ".join(f"{a:g}->{b:g}: {g}" for (a, b), g in zip(zip(alphas, alphas[1:]), gaps))
+            + ", ".join(f"{a:g}->{b:g}: {g}" for (a, b), g in zip(pairs, gaps))
             + ". "
             + setting,
-            criterion="every consecutive difference > 2 SE (paired over seeds)",
-            holds=all(g.beyond_noise(2.0) for g in gaps),
+            criterion=f"every consecutive pair of rates: slope at the lower rate vs slope at "
+            f"the higher (margin log10(2) / {max(preset.text_lengths)} = {margin:.2g}: a factor "
+            "2 in kappa^2 at the longest length)",
+            test=falls,
         ),
     ]
 
@@ -157,11 +220,12 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
     errors = _per_rate(metrics, "finite", "error", alphas)
     ideal = _per_rate(metrics, "ideal_ridge", "error", alphas)
     best = alphas[int(np.argmin(errors))]
-    low = preset.low_rate
-    ratio = metrics.mean(f"finite/{_key(low)}/error") / metrics.mean(f"finite/{_key(best)}/error")
-    gap = metrics.gap(f"finite/{_key(low)}/error", f"finite/{_key(best)}/error")
-    interior = best not in (alphas[0], alphas[-1])
+    low, lo_end, hi_end = preset.low_rate, alphas[0], alphas[-1]
+    name = lambda a: f"finite/{_key(a)}/error"  # noqa: E731
+    r_low, r_first, r_last = (_ratio(metrics, name(a), name(best)) for a in (low, lo_end, hi_end))
+    interior = best not in (lo_end, hi_end)
     curve = ", ".join(f"{a:g}: {e:.3g}" for a, e in zip(alphas, errors))
+    mean = lambda r: float(np.mean(list(r.values())))  # noqa: E731
     return Claim(
         id="sweet-spot",
         statement="There is a sweet spot in the augmentation strength: with the finite-sample "
@@ -169,14 +233,21 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
         "constant) both hurt the downstream error",
         paper="the paper's NLP experiments: a sweet spot in the mask rate of masked language "
         f"modelling on NLP tasks (the paper's numbers not retrieved, {SEARCHED})",
-        measured=f"best rate {best:g} (interior: {'yes' if interior else 'no'}); error at "
-        f"{low:g} / error at best = {ratio:.2f}, gap {gap}; finite-sample error by rate: {curve}; "
-        f"ideal encoder (same probe) {ideal.min():.3g}..{ideal.max():.3g}. Setting: ours "
-        f"(V={preset.vocab_size}, L={preset.length}, m={preset.n_pretrain}, d={preset.d}, "
+        measured=f"best rate {best:g} (interior: {'yes' if interior else 'no'}); per-seed "
+        f"error ratios to the best rate: at {low:g} {mean(r_low):.2f}, at {lo_end:g} "
+        f"{mean(r_first):.2f}, at {hi_end:g} {mean(r_last):.3f}; finite-sample error by rate: "
+        f"{curve}; ideal encoder (same probe) {ideal.min():.3g}..{ideal.max():.3g}. Setting: "
+        f"ours (V={preset.vocab_size}, L={preset.length}, m={preset.n_pretrain}, d={preset.d}, "
         f"n={preset.n_labels})",
-        criterion=f"best rate interior to {alphas[0]:g}..{alphas[-1]:g}, error at {low:g} >= "
-        f"{preset.sweet_factor:g}x the best, and their gap > 2 SE",
-        holds=bool(interior and ratio >= preset.sweet_factor and gap.beyond_noise(2.0)),
+        criterion=f"per-seed error ratio (rate / best rate {best:g}, the best by mean error): at "
+        f"{low:g} above {preset.sweet_factor:g} (the package's pre-set factor; the paper gives "
+        f"none), and at both ends {lo_end:g} and {hi_end:g} above {NOTICEABLE:g} (5 % worse: "
+        "the best rate is interior; a best rate at an end has ratio 1 there and fails)",
+        test=all_of(
+            threshold(r_low, threshold=preset.sweet_factor),
+            threshold(r_first, threshold=NOTICEABLE),
+            threshold(r_last, threshold=NOTICEABLE),
+        ),
     )
 
 
@@ -191,6 +262,21 @@ def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
     refs = (f"untrained encoder {metrics.mean('mlm/untrained/probe_error'):.3f}, character "
             f"histogram {metrics.mean('mlm/char_histogram/probe_error'):.3f}, chance "
             f"{metrics.mean('mlm/chance_error'):.3f}")  # fmt: skip
+    untrained = metrics.by_seed("mlm/untrained/probe_error")
+    at_best = metrics.by_seed(name(best))
+    # an untrained encoder in place of the best rate's: if it also beats both ends, the
+    # criterion cannot tell pretraining at the best rate from no pretraining
+    ends = [
+        superiority(
+            at_best,
+            metrics.by_seed(name(r)),
+            margin=MLM_MARGIN,
+            higher_is_better=False,
+            control=untrained,
+            control_name="untrained encoder",
+        )  # fmt: skip
+        for r in (rates[0], rates[-1])
+    ]
     return Claim(
         id="mlm-sweet-spot",
         statement="Masked-LM pretraining has a sweet spot in the mask rate: a linear probe on "
@@ -205,9 +291,11 @@ def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
         f"{preset.mlm_steps} steps x {preset.mlm_batch} windows of {preset.mlm_length} "
         f"characters; target: which of {preset.mlm_classes} contiguous parts of the corpus a "
         "window comes from)",
-        criterion="best rate interior, and both the lowest and the highest rate worse than it "
-        "by > 2 SE (paired over seeds)",
-        holds=bool(interior and low.beyond_noise(2.0) and high.beyond_noise(2.0)),
+        criterion=f"probe test error at the best rate ({best:g}, by mean) vs at the lowest "
+        f"({rates[0]:g}) and at the highest ({rates[-1]:g}) rate, both (margin one point of "
+        "error, about one seed's binomial SE on 1500 test windows; a best rate at an end "
+        "ties itself and fails); control: the untrained encoder in place of the best rate's",
+        test=all_of(*ends),
     )
 
 
@@ -226,18 +314,19 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
     approx_bound = _per_rate(metrics, "spectrum", "approx_bound", alphas)
     closed_forms = {k: metrics.mean(f"closed/{k}") for k in
                     ("mask_kappa_sq", "mask_trace", "replacement_kappa_sq", "markov_dp")}  # fmt: skip
-    fs_ratio = np.array([max(np.array(metrics.values(f"finite/{_key(a)}/approx_error"))
-                             / metrics.values(f"finite/{_key(a)}/approx_bound")) for a in alphas])  # fmt: skip
-    fs_tau_min = min(min(metrics.values(f"finite/{_key(a)}/trace_gap")) for a in alphas)
     mc_mean, mc_se = metrics.values("text/mc/ratio_mean"), metrics.values("text/mc/ratio_se")
     mc_z = max(abs(m - 1) / s for m, s in zip(mc_mean, mc_se))
     return [
+        _decomposition(metrics, preset),
+        _finite_sample_bound(metrics, preset),
         Check(
             id="lambda0-constant",
             statement="The top eigenpair of Gamma* Gamma is lambda_0 = 1 with psi_0 constant",
             measured=f"max |lambda_0 - 1| = {lam0:.1e}, max spread of psi_0 = {spread:.1e}",
             criterion="both <= 1e-8 at every rate",
             holds=lam0 <= 1e-8 and spread <= 1e-8,
+            why="Gamma* Gamma 1 = 1 for any p(a|x) (a conditional expectation of a constant) "
+            "and no eigenvalue exceeds 1 (Gamma is a contraction); exact eigensolver",
         ),
         Check(
             id="kernel-symmetric-psd",
@@ -245,6 +334,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"max |K - K^T| / kappa^2 = {asym:.1e}, smallest eigenvalue / max|K| = {min_eig:.1e}",
             criterion="asymmetry <= 1e-12 and eigenvalues >= -1e-10",
             holds=asym <= 1e-12 and min_eig >= -1e-10,
+            why="K_X = P D^-1 P^T with P = p(a|x) and D = diag p(a) > 0: a Gram matrix",
         ),
         Check(
             id="gamma-star-gamma-is-kernel-operator",
@@ -252,6 +342,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"max |Gamma* Gamma f - T_K f| = {worst('operator_gap'):.1e} on a random f",
             criterion="<= 1e-9 at every rate",
             holds=worst("operator_gap") <= 1e-9,
+            why="(Gamma* Gamma f)(x) = sum_a p(a|x) sum_x' p(x'|a) f(x') = "
+            "sum_x' K_X(x, x') p(x') f(x') by Bayes' rule",
         ),
         Check(
             id="mask-trace-closed-form",
@@ -261,6 +353,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             f"uniform P_X {closed_forms['mask_trace']:.1e}",
             criterion="<= 1e-9",
             holds=max(trace_err, closed_forms["mask_trace"]) <= 1e-9,
+            why="the trace is sum_x p(x) K_X(x, x), and summing over masks position by "
+            "position gives (alpha + V (1 - alpha))^L for any full-support P_X",
         ),
         Check(
             id="kappa-closed-forms",
@@ -272,26 +366,11 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             ),
             criterion="relative errors <= 1e-9",
             holds=max(v for k, v in closed_forms.items() if k != "mask_trace") <= 1e-9,
+            why="each closed form is a product over positions of the per-position sums that "
+            "the brute-force enumeration adds up (exact arithmetic up to rounding)",
         ),
-        Check(
-            id="approximation-bound",
-            statement="The top-d eigenspace approximates the target within "
-            "eps ||f*||_H^2 / (1 - lambda_{d+1}) (a consequence of the isometry, computed exactly)",
-            measured="error / bound by rate: "
-            + ", ".join(f"{a:g}: {e / b:.2f}" for a, e, b in zip(alphas, approx, approx_bound)),
-            criterion="<= 1 at every rate",
-            holds=bool(np.all(approx <= approx_bound * (1 + 1e-12))),
-        ),
-        Check(
-            id="trace-gap-approximation-bound",
-            statement="The finite-sample encoder approximates the target within "
-            "||f*||_H^2 (tau^1/3 + eps^1/3)^3 / (1 - lambda_{d+1}) (its trace gap tau; exact, "
-            "a consequence of the isometry)",
-            measured="error / bound by rate (worst seed): "
-            + ", ".join(f"{a:g}: {r:.2f}" for a, r in zip(alphas, fs_ratio)),
-            criterion="<= 1 at every rate on every seed, and tau >= 0",
-            holds=bool(np.all(fs_ratio <= 1 + 1e-12) and fs_tau_min >= -1e-9),
-        ),
+        _approximation_bound(metrics, alphas, approx, approx_bound),
+        _trace_gap_bound(metrics, alphas),
         Check(
             id="monte-carlo-kappa-unbiased",
             statement="The Monte-Carlo estimate of K_X(x, x) over random masks agrees with the "
@@ -301,5 +380,60 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             + ", ".join(f"{m:.3f} +/- {s:.2g}" for m, s in zip(mc_mean, mc_se)),
             criterion="within 4 SE of 1 on every seed",
             holds=mc_z <= 4,
+            why="the Monte-Carlo estimator averages the exact per-mask term over masks drawn "
+            "from the mask distribution itself, so it is unbiased; 4 SE leaves a chance "
+            "failure of ~6e-5 per seed",
         ),
     ]
+
+
+def _approximation_bound(metrics: Metrics, alphas, approx, approx_bound) -> Check:
+    i = int(np.argmax(approx / approx_bound))
+    check = bound_check(
+        id="approximation-bound",
+        statement="The top-d eigenspace approximates the target within "
+        "eps ||f*||_H^2 / (1 - lambda_{d+1}) (a consequence of the isometry, computed exactly); "
+        f"shown at the rate where error / bound is largest (alpha={alphas[i]:g})",
+        measured=float(approx[i]),
+        bound=float(approx_bound[i]),
+        rederived=True,
+        why="bounds.approximation_bound: derived from the isometry property (proof in its "
+        "docstring); the spectrum and the projection are exact",
+        what="approximation error",
+    )
+    check.measured += "; error / bound by rate: " + ", ".join(
+        f"{a:g}: {e / b:.2f}" for a, e, b in zip(alphas, approx, approx_bound)
+    )
+    check.criterion = "approximation error <= bound (1 + 1e-12) at every rate"
+    check.holds = bool(np.all(approx <= approx_bound * (1 + 1e-12)))
+    return check
+
+
+def _trace_gap_bound(metrics: Metrics, alphas) -> Check:
+    seeds_of = lambda name: np.array([metrics.values(f"finite/{_key(a)}/{name}") for a in alphas])  # noqa: E731
+    err, bound, tau = seeds_of("approx_error"), seeds_of("approx_bound"), seeds_of("trace_gap")
+    i, j = _worst(err, bound)
+    check = bound_check(
+        id="trace-gap-approximation-bound",
+        statement="The finite-sample encoder approximates the target within "
+        "||f*||_H^2 (tau^1/3 + eps^1/3)^3 / (1 - lambda_{d+1}) (its trace gap tau >= 0; exact, "
+        "a consequence of the isometry); shown at the rate and seed where error / bound is "
+        f"largest (alpha={alphas[i]:g})",
+        measured=float(err[i, j]),
+        bound=float(bound[i, j]),
+        rederived=True,
+        why="bounds.trace_gap_approximation_bound: derived here from the isometry property "
+        "(the cube formula, proof in its docstring); tau >= 0 because the ratio trace of a "
+        "(d+1)-dimensional span is at most lambda_0 + ... + lambda_d (Ky Fan)",
+        what="approximation error",
+    )
+    check.measured += (
+        "; error / bound by rate (worst seed): "
+        + ", ".join(f"{a:g}: {r:.2f}" for a, r in zip(alphas, (err / bound).max(1)))
+        + f"; smallest tau {tau.min():.2g}"
+    )
+    check.criterion = (
+        "approximation error <= bound (1 + 1e-12) at every rate on every seed, and tau >= -1e-9"
+    )
+    check.holds = bool(np.all(err <= bound * (1 + 1e-12)) and tau.min() >= -1e-9)
+    return check

@@ -8,16 +8,17 @@ learning-rate cool-down). No numbers were found: searched the arXiv/OpenReview a
 the OpenReview reviews and the ICLR poster text. Our settings differ from the paper's
 (a 4-d linear system and a pendulum instead of MuJoCo, a 2-layer character model instead
 of a GPT). The four behaviour-cloning claims are made once per environment, with the same
-criteria: ``linear/gva-exists``, ``pendulum/gva-exists``, ...
+criteria: ``linear/gva-exists``, ``pendulum/gva-exists``, ... Every verdict comes from a
+test on paired per-seed values; the reward claims carry the untrained policy (the same
+initialisation, never trained) as a control, so that a policy that never learns, which
+cannot oscillate, cannot pass for one whose oscillation was damped.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
 
 PAPER_FIG1 = ("Fig. 1 and Sec. 3 (qualitative, no numbers published): Walker2d reward of "
               "consecutive checkpoints jumps sharply while the BC loss barely moves")  # fmt: skip
@@ -28,9 +29,37 @@ PAPER_VR = ("Sec. 3.2 (qualitative): larger batches and smaller learning rates a
 PAPER_LM = ("Sec. 4, LM figure (qualitative): EMA iterates have lower and smoother validation "
             "loss than raw iterates before the lr cool-down")  # fmt: skip
 
+# The paper shows GVA in figures only: every level below is the package's, stated here.
+GVA_RATIO = 10.0
+"""GVA exists: the reward's relative jump is >= 10x the BC loss's ("far more": an order of
+magnitude; the package's level since its first version)."""
+LEARNED = 0.05
+"""The raw policy has learned: it stays in the box >= 5 % of the horizon (10 of 200 steps)
+longer than the untrained policy (the package's level for "has learned something")."""
+REMOVES = 0.3
+"""EMA "removes" the oscillation: EMA |dJ| <= 0.3x raw (the package's level since v1)."""
+NO_COST = 0.01
+"""EMA "at no cost in reward": J(EMA) at most 1 % below J(raw) (the package's level since v1)."""
+DAMPS = 0.2
+"""A variance reduction "damps" the oscillation: |dJ| lower than the raw run's by more than a
+fifth of the raw run's mean |dJ| (the package's level; the paper shows curves, no number)."""
+PROGRESS = 0.5
+"""A variance reduction may cost progress (the paper: "at a cost in compute or in progress"),
+but must keep at least half of the raw run's gain in J over the untrained policy: a policy
+that never learns does not oscillate, and must not pass for one that is damped."""
+LM_MARGIN = 0.01
+"""EMA's validation loss lower by more than 0.01 nats/char (LM losses are read to 2 decimals)."""
+
+UNTRAINED = "the untrained policy"
+
 
 def _per_seed(metrics: Metrics, name: str) -> np.ndarray:
     return np.asarray(metrics.values(name), dtype=float)
+
+
+def _ratio(metrics: Metrics, a: str, b: str) -> dict[int, float]:
+    da, db = metrics.by_seed(a), metrics.by_seed(b)
+    return {s: da[s] / max(db[s], 1e-12) for s in sorted(set(da) & set(db))}
 
 
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
@@ -47,17 +76,42 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
     """The paper's four behaviour-cloning statements, measured in one environment."""
     env = task.name
     L = f"{env}/small_batch/"
-    rel_dJ, rel_dloss = _per_seed(metrics, L + "rel_dJ"), _per_seed(metrics, L + "rel_dloss")
-    ratio = rel_dJ / np.maximum(rel_dloss, 1e-12)
-    dJ, dJ_ema = _per_seed(metrics, L + "dJ"), _per_seed(metrics, L + "ema/dJ")
-    n = len(dJ)
-    need = math.ceil(2 * n / 3)
-    fixed = int((dJ_ema <= 0.3 * dJ).sum())
-    J, J_ema = metrics.mean(L + "J_mean"), metrics.mean(L + "ema/J_mean")
+    ratio = _ratio(metrics, L + "rel_dJ", L + "rel_dloss")
+    ema_ratio = _ratio(metrics, L + "ema/dJ", L + "dJ")
+    J_raw, J_ema = metrics.by_seed(L + "J_mean"), metrics.by_seed(L + "ema/J_mean")
+    J0 = metrics.by_seed(f"{env}/untrained/J")
+    J, J0_mean = metrics.mean(L + "J_mean"), metrics.mean(f"{env}/untrained/J")
+    dJ = metrics.by_seed(L + "dJ")
     ema_gap = metrics.gap(L + "dJ", L + "ema/dJ")
     large_gap = metrics.gap(L + "dJ", f"{env}/large_batch/dJ")
     lr_gap = metrics.gap(L + "dJ", f"{env}/small_lr/dJ")
     cost = metrics.mean(f"{env}/large_batch/grad_examples") / metrics.mean(L + "grad_examples")
+    damp_margin = DAMPS * metrics.mean(L + "dJ")
+    progress_tol = max(PROGRESS * (J - J0_mean), 0.0)
+
+    def damped(variant: str) -> tuple:
+        """|dJ| below the raw run's by > DAMPS of it, keeping PROGRESS of its gain in J."""
+        return (
+            superiority(
+                metrics.by_seed(f"{env}/{variant}/dJ"),
+                dJ,
+                margin=damp_margin,
+                higher_is_better=False,
+            ),  # fmt: skip
+            non_inferiority(
+                metrics.by_seed(f"{env}/{variant}/J_mean"),
+                J_raw,
+                tolerance=progress_tol,
+                control=J0,
+                control_name=UNTRAINED,
+            ),  # fmt: skip
+        )
+
+    damp_rule = (f"|dJ| vs the raw run's (margin {DAMPS:g} x its mean |dJ| = {damp_margin:.2g}), "
+                 f"and mean J vs the raw run's (tolerance {PROGRESS:g} x its gain over the "
+                 f"untrained policy = {progress_tol:.3g}: a cost in progress, not a policy that "
+                 "never learns; control: the untrained policy)")  # fmt: skip
+    untrained = f"untrained policy J {metrics.fmt(f'{env}/untrained/J', 3)}"
     return [
         Claim(
             id=f"{env}/gva-exists",
@@ -66,10 +120,15 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
             paper=PAPER_FIG1,
             measured=f"relative |dJ| {metrics.fmt(L + 'rel_dJ', 3)} vs relative |dloss| "
             f"{metrics.fmt(L + 'rel_dloss', 3)}; ratio per seed "
-            f"{', '.join(f'{r:.1f}' for r in ratio)}",
-            criterion="(mean rel |dJ|) / (mean rel |dloss|) >= 10 over seeds, small-batch "
-            "run, second half of training",
-            holds=bool(rel_dJ.mean() >= 10 * rel_dloss.mean()),
+            f"{', '.join(f'{r:.1f}' for r in ratio.values())}; mean J {J:.4f}, {untrained}",
+            criterion=f"small-batch run, second half of training: per-seed ratio rel |dJ| / "
+            f"rel |dloss| above {GVA_RATIO:g} (an order of magnitude), and the run's mean J vs "
+            f"the untrained policy's (margin {LEARNED:g}: it has learned, so its relative "
+            "jumps are not those of a near-zero reward)",
+            test=all_of(
+                threshold(ratio, threshold=GVA_RATIO),
+                superiority(J_raw, J0, margin=LEARNED),
+            ),
         ),
         Claim(
             id=f"{env}/ema-fixes-gva",
@@ -77,11 +136,18 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
             "lowering the reward",
             paper=PAPER_EMA,
             measured=f"mean |dJ| raw {metrics.fmt(L + 'dJ', 3)}, EMA "
-            f"{metrics.fmt(L + 'ema/dJ', 3)} (gap {ema_gap}); EMA <= 0.3x raw in {fixed} of "
-            f"{n} seeds; mean J raw {J:.4f}, EMA {J_ema:.4f}",
-            criterion=f"EMA |dJ| <= 0.3x raw in >= {need} of {n} seeds and mean J(EMA) >= "
-            "0.99 mean J(raw)",
-            holds=bool(fixed >= need and J_ema >= 0.99 * J),
+            f"{metrics.fmt(L + 'ema/dJ', 3)} (gap {ema_gap}); EMA / raw per seed "
+            f"{', '.join(f'{r:.2f}' for r in ema_ratio.values())}; mean J raw {J:.4f}, EMA "
+            f"{metrics.mean(L + 'ema/J_mean'):.4f}; {untrained}",
+            criterion=f"per-seed EMA |dJ| / raw |dJ| below {REMOVES:g}, and EMA's mean J vs "
+            f"raw's (tolerance {NO_COST:.0%} of raw's mean J: no cost in reward; control: the "
+            "untrained policy)",
+            test=all_of(
+                threshold(ema_ratio, threshold=REMOVES, higher_is_better=False),
+                non_inferiority(
+                    J_ema, J_raw, tolerance=NO_COST * J, control=J0, control_name=UNTRAINED
+                ),  # fmt: skip
+            ),
         ),
         Claim(
             id=f"{env}/large-batch-damps-gva",
@@ -90,9 +156,10 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
             paper=PAPER_VR,
             measured=f"mean |dJ| batch {preset.batch_size}: {metrics.fmt(L + 'dJ', 3)}, "
             f"batch {preset.large_batch}: {metrics.fmt(f'{env}/large_batch/dJ', 3)} "
-            f"(gap {large_gap}) for {cost:.0f}x the gradient evaluations",
-            criterion="small-batch |dJ| - large-batch |dJ| > 2 SE (paired over seeds)",
-            holds=large_gap.beyond_noise(2.0),
+            f"(gap {large_gap}) for {cost:.0f}x the gradient evaluations; mean J "
+            f"{J:.4f} vs {metrics.mean(f'{env}/large_batch/J_mean'):.4f}; {untrained}",
+            criterion=f"batch {preset.large_batch} vs batch {preset.batch_size}: {damp_rule}",
+            test=all_of(*damped("large_batch")),
         ),
         Claim(
             id=f"{env}/small-lr-damps-gva",
@@ -101,16 +168,16 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
             paper=PAPER_VR,
             measured=f"mean |dJ| lr {task.lr:g}: {metrics.fmt(L + 'dJ', 3)}, lr "
             f"{task.small_lr:g}: {metrics.fmt(f'{env}/small_lr/dJ', 3)} (gap {lr_gap}); "
-            f"mean J {J:.4f} vs {metrics.mean(f'{env}/small_lr/J_mean'):.4f}",
-            criterion="lr |dJ| - small-lr |dJ| > 2 SE (paired over seeds)",
-            holds=lr_gap.beyond_noise(2.0),
+            f"mean J {J:.4f} vs {metrics.mean(f'{env}/small_lr/J_mean'):.4f}; {untrained}",
+            criterion=f"lr {task.small_lr:g} vs lr {task.lr:g}: {damp_rule}",
+            test=all_of(*damped("small_lr")),
         ),
     ]
 
 
 def lm_claim(metrics: Metrics) -> Claim:
     loss_gap = metrics.gap("lm/val", "lm/ema/val")
-    d, d_ema = _per_seed(metrics, "lm/dval"), _per_seed(metrics, "lm/ema/dval")
+    margin = DAMPS * metrics.mean("lm/dval")
     return Claim(
         id="lm-ema",
         statement="In autoregressive language modelling, the EMA iterates' validation "
@@ -119,9 +186,23 @@ def lm_claim(metrics: Metrics) -> Claim:
         measured=f"val loss raw {metrics.fmt('lm/val', 4)}, EMA "
         f"{metrics.fmt('lm/ema/val', 4)} nats/char (gap {loss_gap}); mean |d val| "
         f"raw {metrics.fmt('lm/dval', 3)}, EMA {metrics.fmt('lm/ema/dval', 3)}",
-        criterion="raw - EMA loss > 2 SE (paired over seeds), and EMA's mean "
-        "|d val| below raw's in every seed",
-        holds=bool(loss_gap.beyond_noise(2.0) and (d_ema < d).all()),
+        criterion=f"EMA's validation loss vs raw's (margin {LM_MARGIN:g} nats/char, the "
+        f"precision LM losses are read at), and EMA's mean |d val| vs raw's (margin {DAMPS:g} "
+        f"x raw's = {margin:.2g}: steadier by a fifth)",
+        test=all_of(
+            superiority(
+                metrics.by_seed("lm/ema/val"),
+                metrics.by_seed("lm/val"),
+                margin=LM_MARGIN,
+                higher_is_better=False,
+            ),  # fmt: skip
+            superiority(
+                metrics.by_seed("lm/ema/dval"),
+                metrics.by_seed("lm/dval"),
+                margin=margin,
+                higher_is_better=False,
+            ),  # fmt: skip
+        ),
     )
 
 
@@ -140,6 +221,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"max |J_again - J| = {worst:.1e}",
             criterion="== 0 on every configuration and seed",
             holds=worst == 0.0,
+            why="J is a deterministic function of the policy and the stored rollouts (their "
+            "initial states and noise are fixed once per seed)",
         ),
         Check(
             id="expert-stabilises",
@@ -148,6 +231,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured=f"spectral radius {radius:.4f}",
             criterion="0.9 < radius < 1",
             holds=0.9 < radius < 1.0,
+            why="the LQR gain of the controllable pair (A, B) stabilises A - BK (Riccati); the "
+            "costly action (R = control_cost I) was chosen to keep the radius just below 1",
         ),
         Check(
             id="equal-step-budgets",
@@ -156,6 +241,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             measured="; ".join(f"{env}: {sorted(s)}" for env, s in budgets.items()),
             criterion="; ".join(f"{env}: all == {t.steps}" for env, t in preset.tasks().items()),
             holds=all(budgets[env] == {float(t.steps)} for env, t in preset.tasks().items()),
+            why="Preset.configs gives every configuration of an environment the same "
+            "steps; grad_examples / batch_size counts them back",
         ),
     ]
     if "pendulum/small_batch/expert_J" in metrics:
@@ -170,6 +257,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                 f"{metrics.fmt('pendulum/small_batch/expert_J', 3)}",
                 criterion="J == 1 from the training distribution, every seed",
                 holds=held == 1.0,
+                why="the narrow training distribution (std 0.1 rad, noise 0.01) lies well "
+                "inside the saturated LQR's basin (the constants were chosen for it)",
             )
         )
     return checks

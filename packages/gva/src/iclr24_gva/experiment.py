@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
@@ -28,7 +29,7 @@ from .envs import LinearSystem, Pendulum, expert_dataset, rollout_reward
 from .figures import plot_lm, plot_rewards
 from .gva import EMASchedule, curve_summary, mean_abs_jump
 from .lm import LMConfig, train_lm
-from .train import BCConfig, BehaviorCloning
+from .train import BCConfig, BehaviorCloning, bc_loss
 
 PAPER = Paper(
     title="Butterfly Effects of SGD Noise: Error Amplification in Behavior Cloning and "
@@ -298,6 +299,18 @@ def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
     return {"values": values, "curve": hist.__dict__}
 
 
+@torch.no_grad()
+def untrained_unit(preset: Preset, task: Task, seed: int) -> dict[str, float]:
+    """The control of the reward claims: the policy every configuration of this seed starts
+    from (the same initialisation: ``BehaviorCloning`` seeds it), never trained, evaluated on
+    the same rollouts and validation data."""
+    env = make_env(preset, task)
+    _, (val_obs, val_act), evals = bc_data(preset, task, env, seed)
+    policy = BehaviorCloning(env, preset.configs(task)["small_batch"], seed=seed).policy
+    return {"J": rollout_reward(env, policy, evals),
+            "loss": float(bc_loss(policy, val_obs, val_act))}  # fmt: skip
+
+
 def lm_unit(preset: Preset, seed: int) -> dict:
     config = LMConfig(steps=preset.lm_steps, batch_size=preset.lm_batch,
                       context=preset.lm_context, dim=preset.lm_dim, layers=preset.lm_layers,
@@ -339,6 +352,10 @@ def run(ctx: RunContext) -> Report:
                                   lambda t=task, n=name, s=seed: bc_unit(preset, t, n, s))  # fmt: skip
                 metrics.update(seed, unit["values"], prefix=f"{task.name}/{name}/")
                 curves[(task.name, name, seed)] = unit["curve"]
+            # the never-trained control (a unit of its own, added after the first runs)
+            metrics.update(seed, ctx.cached(f"{task.name}/untrained/seed{seed}",
+                                            lambda t=task, s=seed: untrained_unit(preset, t, s)),
+                           prefix=f"{task.name}/untrained/")  # fmt: skip
             ctx.save_partial(metrics)
         figure = "rewards.png" if task.name == "linear" else f"rewards_{task.name}.png"
         ctx.save_figure(plot_rewards(curves, task.name, ctx.seeds[0]), figure)

@@ -313,6 +313,38 @@ def rows_unit(preset: Preset, seed: int, real, log) -> tuple[dict[str, float], d
     return values, curves
 
 
+def stale_unit(preset: Preset, seed: int, real, log) -> dict[str, float]:
+    """The degenerate control of the precision claims: the initial SVD, never updated. Its
+    singular values are compared with the same fresh ``svds`` as the updated ones; for the
+    ranking, the rows that arrived in the stream (which it has never seen) get a random
+    embedding of negligible norm (a random ranking: no information, no favourable ties)."""
+    A = real if real is not None else make_user_item(
+        preset.n_users, preset.n_items, min_activity=preset.min_activity, seed=seed)  # fmt: skip
+    rng = np.random.default_rng(seed)  # the same hold-out draws as rows_workload
+    if preset.eval_users:
+        train, users, items = hold_out(A, preset.eval_users, rng)
+    else:
+        train, users, items = A.tocsr(), np.zeros(0, int), np.zeros(0, int)
+    m0 = train.shape[0] - preset.n_batches * max(preset.batch_sizes)
+    U0, S0, V0 = initial_svd(train[:m0], preset.k, seed)
+    noise = np.random.default_rng([seed, 1])
+    values: dict[str, float] = {}
+    for s in preset.batch_sizes:
+        m1 = m0 + preset.n_batches * s
+        A1 = train[:m1]
+        _, S_ref, _ = initial_svd(A1, preset.k, seed)  # the same call as rows_workload's
+        p = f"rows/s{s}/stale/"
+        _put(values, p + "sv_rel_error_vs_svds", relative_sv_error(S0, S_ref))
+        ev = users < m1
+        if ev.any():
+            U = np.vstack([U0, 1e-12 * noise.standard_normal((m1 - m0, preset.k))])
+            hr, mrr = hit_rate_mrr(U * S0, V0, A1, users[ev], items[ev])
+            _put(values, p + "hr10", hr)
+            _put(values, p + "mrr", mrr)
+    log.info("seed %d: the never-updated control measured", seed)
+    return values
+
+
 def network_unit(preset: Preset, seed: int, real, log) -> dict[str, float]:
     """The node stream (rows then columns) of one seed, on the real graph or a generated SBM."""
     values: dict[str, float] = {}
@@ -340,6 +372,9 @@ def run(ctx: RunContext) -> Report:
             )
             metrics.update(seed, values)
             curves = curves or seed_curves  # the first seed's cumulative times
+            # the never-updated control (a unit of its own, added after the first runs)
+            metrics.update(seed, ctx.cached(
+                f"seed{seed}/stale-control", lambda s=seed: stale_unit(preset, s, real, ctx.log)))  # fmt: skip
         if graph or (real is None and preset.sbm_nodes):
             values = ctx.cached(
                 f"seed{seed}/network", lambda s=seed: network_unit(preset, s, real, ctx.log)
