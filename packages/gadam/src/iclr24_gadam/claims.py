@@ -1,8 +1,12 @@
-"""The paper's claims and the code's checks, computed from the measured metrics."""
+"""The paper's claims and the code's checks, computed from the measured metrics.
+
+A claim's verdict (holds / fails / inconclusive) comes from a test on paired per-seed values
+(``iclr24_common.verdicts``); a check is an invariant of the code that holds by construction.
+"""
 
 from __future__ import annotations
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, all_of, superiority, threshold
 
 BASELINES = ["degree", "feat_inconsistency", "gae", "dominant", "anomalydae", "cola"]
 DENSE = ("dominant", "anomalydae")  # O(N^2) adjacency reconstruction
@@ -11,6 +15,19 @@ PAPER_CLAIM = (
     "main results table: GADAM has the best AUC on all 9 datasets (per-dataset figures not "
     "found: searched the OpenReview page, the official repository and citing papers)"
 )
+# beats-baselines: the AUC margin is Preset.margin (0.05), the package's criterion fixed before
+# the first default run (the paper's per-dataset AUCs were not found, so it is not theirs).
+# global-stage: the ablation gives no size; the gain must exceed 0.001 AUC, the third decimal
+# at which AUC is reported (here and in PyGOD's benchmark tables): a smaller gain is not shown.
+ABLATION_MARGIN = 0.001
+# efficiency, time: DOMINANT's fit must take more than 2x GADAM's. Fit times on the shared
+# 2-core machine move by tens of percent with its load (the README's run: load average 2-5),
+# so a smaller factor is not a speed difference a user could count on.
+FASTER = 2.0
+# efficiency, memory: DOMINANT's peak over the data must exceed GADAM's by more than one dense
+# N x N float32 matrix of the graph: the O(N^2) adjacency that makes DOMINANT costly is the
+# point of the claim (5,000 nodes: 100 MB).
+MB = 1024 * 1024
 
 
 def make_claims(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
@@ -34,10 +51,12 @@ def make_claims(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
                 paper=PAPER_CLAIM,
                 measured=f"GADAM {metrics.fmt(f'{g}/gadam/auc')} vs {best} "
                 f"{metrics.fmt(f'{g}/{best}/auc')}: gap {gap}{note}",
-                criterion=f"mean paired gap >= {preset.margin} and > 2 SE",
-                holds=bool(gap.mean >= preset.margin and gap.beyond_noise(2)),
+                criterion=f"GADAM's test AUC vs the strongest baseline's ({best}, by mean AUC), "
+                f"paired per seed; margin {preset.margin:g} (Preset.margin)",
+                test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
+                                 metrics.by_seed(f"{g}/{best}/auc"), margin=preset.margin),
             )
-        )
+        )  # fmt: skip
         add = metrics.gap(f"{g}/gadam/auc", f"{g}/gadam_local/auc")
         claims.append(
             Claim(
@@ -46,27 +65,66 @@ def make_claims(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
                 paper="ablation study: the full model beats LIM alone",
                 measured=f"full {metrics.fmt(f'{g}/gadam/auc')} vs local-only "
                 f"{metrics.fmt(f'{g}/gadam_local/auc')}: gap {add}",
-                criterion="mean paired gap > 2 SE",
-                holds=add.beyond_noise(2),
+                criterion="the full model's AUC vs its local stage's alone (same fit), paired per "
+                f"seed; margin {ABLATION_MARGIN:g} (AUC's reported third decimal)",
+                test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
+                                 metrics.by_seed(f"{g}/gadam_local/auc"), margin=ABLATION_MARGIN),
             )
-        )
-    if "efficiency/gadam/fit_seconds" in metrics:
-        t_g, t_d = (metrics.mean(f"efficiency/{m}/fit_seconds") for m in ("gadam", "dominant"))
-        r_g, r_d = (
-            metrics.mean(f"efficiency/{m}/peak_mb_over_data") for m in ("gadam", "dominant")
-        )
-        claims.append(
-            Claim(
-                id="efficiency",
-                statement="GADAM fits faster and with less memory than a GCN autoencoder detector",
-                paper="efficiency comparison: lower runtime and GPU memory than GNN-based baselines",
-                measured=f"{preset.efficiency_graph}: GADAM {t_g:.1f} s, {r_g:.0f} MB vs "
-                f"DOMINANT {t_d:.1f} s, {r_d:.0f} MB",
-                criterion="fit time and peak memory (over the data) both lower",
-                holds=bool(t_g < t_d and r_g < r_d),
-            )
-        )
+        )  # fmt: skip
+    claims += _efficiency(metrics, preset, graphs)
     return claims
+
+
+def _ratio(metrics: Metrics, slow: str, fast: str) -> dict[int, float]:
+    """Per seed: ``slow / fast`` (how many times the first takes the second's time)."""
+    a, b = metrics.by_seed(slow), metrics.by_seed(fast)
+    return {s: a[s] / b[s] for s in sorted(set(a) & set(b))}
+
+
+def _efficiency(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
+    """Fit time and memory, GADAM vs DOMINANT: the efficiency graph's one measured fit of each
+    (time and peak memory, seed 0: judged as 1 value), and the fit times of every seed on the
+    graphs where DOMINANT runs on every seed (paired per seed, so timing noise shows as SE;
+    with one seed, 1 value)."""
+    if "efficiency/gadam/fit_seconds" not in metrics:
+        return []
+    setting = next(s for s in preset.graphs if s.name == preset.efficiency_graph)
+    dense_mb = setting.num_nodes**2 * 4 / MB
+    t_g, t_d = (metrics.mean(f"efficiency/{m}/fit_seconds") for m in ("gadam", "dominant"))
+    r_g, r_d = (metrics.mean(f"efficiency/{m}/peak_mb_over_data") for m in ("gadam", "dominant"))
+    seeded = [g for g in graphs if f"{g}/dominant/fit_seconds" in metrics
+              and len(metrics.values(f"{g}/dominant/fit_seconds"))
+              == len(metrics.values(f"{g}/gadam/fit_seconds"))]  # fmt: skip
+    times = {g: _ratio(metrics, f"{g}/dominant/fit_seconds", f"{g}/gadam/fit_seconds")
+             for g in seeded}  # fmt: skip
+    single = _ratio(metrics, "efficiency/dominant/fit_seconds", "efficiency/gadam/fit_seconds")
+    memory = {s: metrics.by_seed("efficiency/dominant/peak_mb_over_data")[s]
+              - metrics.by_seed("efficiency/gadam/peak_mb_over_data")[s] for s in single}  # fmt: skip
+    measured = (
+        f"{preset.efficiency_graph} (1 fit each, seed {min(single)}): GADAM {t_g:.1f} s, "
+        f"{r_g:.0f} MB vs DOMINANT {t_d:.1f} s, {r_d:.0f} MB (time ratio {t_d / t_g:.3g})"
+        + "".join(f"; {g}: time ratio DOMINANT / GADAM "
+                  f"{sum(v.values()) / len(v):.3g} (mean of {len(v)} seeds)"
+                  for g, v in times.items())
+    )  # fmt: skip
+    return [
+        Claim(
+            id="efficiency",
+            statement="GADAM fits faster and with less memory than a GCN autoencoder detector",
+            paper="efficiency comparison: lower runtime and GPU memory than GNN-based baselines",
+            measured=measured,
+            criterion=f"all of: per seed, DOMINANT's fit time over GADAM's (above {FASTER:g}) on "
+            + "".join(f"{g} ({len(times[g])} seeds, one ratio each), " for g in seeded)
+            + f"and on {preset.efficiency_graph} (1 fit: judged as 1 value); DOMINANT's peak "
+            f"memory over the data minus GADAM's on {preset.efficiency_graph} (1 value; above "
+            f"{dense_mb:.3g} MB, one dense N x N float32 matrix)",
+            test=all_of(
+                *(threshold(v, threshold=FASTER) for v in times.values()),
+                threshold(single, threshold=FASTER),
+                threshold(memory, threshold=dense_mb),
+            ),
+        )
+    ]
 
 
 def make_checks(metrics: Metrics, preset, graphs: list[str]) -> list[Check]:
@@ -88,6 +146,7 @@ def make_checks(metrics: Metrics, preset, graphs: list[str]) -> list[Check]:
                 measured="; ".join(budgets),
                 criterion="epochs run == configured epochs, every graph and seed",
                 holds=not short,
+                why="each detector's training loop runs range(config.epochs) with no early stop",
             )
         )
     sizes = [g for g in graphs if f"{g}/cola/subgraph_size" in metrics]
@@ -106,6 +165,8 @@ def make_checks(metrics: Metrics, preset, graphs: list[str]) -> list[Check]:
                 ),
                 criterion=f"size == {preset.cola.subgraph_size} and target last, every node",
                 holds=ok,
+                why="RWRSampler fills every context to subgraph_size - 1 nodes (retries, then "
+                "cyclic repetition) and appends the target, as the official generate_rwr_subgraph",
             )
         )
     errs = [
@@ -121,6 +182,8 @@ def make_checks(metrics: Metrics, preset, graphs: list[str]) -> list[Check]:
                 measured=f"max |score - local - global| {max(errs):.1e}",
                 criterion="<= 1e-5",
                 holds=bool(max(errs) <= 1e-5),
+                why="GADAM.fit sets decision_score_ = -(global + local) from the same tensors as "
+                "local_score_ and global_score_ (1e-5: float32 rounding)",
             )
         )
     return checks

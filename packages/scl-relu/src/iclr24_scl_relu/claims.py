@@ -1,21 +1,41 @@
 """The paper's claims and the code's checks, computed from the metrics.
 
 A claim is a statement of the paper measured against its baseline (UFM without ReLU, batches
-without binding, the network without the final ReLU); a check is an invariant of the code.
-Neither is typed in: ``holds`` comes from the numbers.
+without binding, the network without the final ReLU); a check is an invariant of the code
+that holds by construction. Neither is typed in: a claim's verdict (holds / fails /
+inconclusive) comes from a test on per-seed values (see ``iclr24_common.verdicts``).
+
+Where the baseline was measured at the same setting it is also run through a geometry
+claim's test as its ``control`` (UFM without ReLU for UFM+, the unbound batches for binding):
+a distance criterion that the baseline passes too could not tell the two apart.
 """
 
 from __future__ import annotations
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
 
-TOL = 1e-2  # distance to a geometry that counts as reaching it (issue)
-NC1_TOL = 1e-6  # collapse (issue)
-FAR = 0.1  # "neither": ten times TOL (the OF and the ETF are only 0.32 apart for k = 10)
-ANGLE_GAP = 5.0  # degrees between majority-majority and minority-minority angles
-FAR_BATCH = 0.3  # random batches: far from the OF (issue)
-NET_OF = 0.1  # a network "at" the OF
-ACC_MARGIN = 0.02  # non-inferiority margin on test accuracy (2 points)
+# Distance (Frobenius, normalised Gram matrices) at which a run counts as reaching a geometry:
+# the issue's tolerance; the converged UFM runs land at ~1e-6, far inside it.
+TOL = 1e-2
+# NC1 (within-class variability) that counts as collapse: the issue's tolerance.
+NC1_TOL = 1e-6
+# "Neither ETF nor OF": ten times TOL (the README's choice: for k = 10 the OF and the ETF are
+# only 0.32 apart, so the issue's 0.3 would ask the geometry to be as far as the OF itself).
+FAR = 0.1
+# The symmetry break in angles: majority-majority vs minority-minority class-mean angles
+# differ by more than 5 degrees (our reading of a visible asymmetry, fixed before the default
+# run; the paper states the break without a number).
+ANGLE_GAP = 5.0
+# Random batches that break the batch-graph condition end far from the OF: the issue's 0.3.
+FAR_BATCH = 0.3
+# A network "at" the OF: ten times TOL (SGD on data does not reach the UFM's 1e-6). Also the
+# margin by which the plain net must be farther from the OF ("without it they do not").
+NET_OF = 0.1
+# All-zero training embeddings (dead ReLU outputs) above 1 % would fake a collapse.
+DEAD = 0.01
+# "Without compromising test accuracy": non-inferior within 2 accuracy points (the v2 margin;
+# five seeds resolve it, see Preset.seeds).
+ACC_MARGIN = 0.02
 
 # Searched: arXiv abs v1/v2, ar5iv, OpenReview AyXIDfvYg8, paperswithcode, an HTML mirror of
 # the arXiv text (its section list only: setup App. E.1, accuracy App. E.7).
@@ -34,9 +54,16 @@ def _seeds(m: Metrics, name: str) -> int:
     return len(m.values(name))
 
 
+def _no_relu(m: Metrics, preset, r: float) -> tuple[dict[int, float] | None, str]:
+    """UFM without ReLU at the same imbalance R (its distance to the OF), where it was run."""
+    name = "ufm/balanced" if r == 1.0 else "ufm/imbalanced" if r == preset.ufm_imbalance else ""
+    if name and f"{name}/dist_of" in m:
+        return m.by_seed(f"{name}/dist_of"), f"UFM without ReLU at R = {r:g}"
+    return None, ""
+
+
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     m, claims = metrics, []
-    n = _seeds(m, "ufm/balanced/dist_etf")
     worst = _max(m, "ufm/balanced/dist_etf")
     claims.append(Claim(
         id="ufm-balanced-etf",
@@ -46,10 +73,10 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         f"data' (Graf et al. 2021); {NOT_FOUND}",
         measured=f"distance to ETF {m.fmt('ufm/balanced/dist_etf', 2)} (max {worst:.1e}); "
         f"to OF {m.fmt('ufm/balanced/dist_of', 3)}",
-        criterion=f"distance to the simplex ETF < {TOL:g} on each of {n} seeds",
-        holds=worst < TOL,
+        criterion=f"per seed, the distance of the class-mean geometry to the simplex ETF "
+        f"(reached: below {TOL:g})",
+        test=threshold(m.by_seed("ufm/balanced/dist_etf"), threshold=TOL, higher_is_better=False),
     ))  # fmt: skip
-    d_of, d_etf = _min(m, "ufm/imbalanced/dist_of"), _min(m, "ufm/imbalanced/dist_etf")
     gap = m.gap("ufm/imbalanced/angle_maj_maj", "ufm/imbalanced/angle_min_min")
     claims.append(Claim(
         id="ufm-imbalanced-asymmetric",
@@ -60,13 +87,20 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         f"{m.fmt('ufm/imbalanced/dist_of', 3)}; angles majority-majority "
         f"{m.fmt('ufm/imbalanced/angle_maj_maj', 4)} deg, minority-minority "
         f"{m.fmt('ufm/imbalanced/angle_min_min', 4)} deg (gap {gap})",
-        criterion=f"both distances > {FAR:g} on every seed and the angle gap > {ANGLE_GAP:g} deg "
-        "and > 2 SE",
-        holds=min(d_of, d_etf) > FAR and gap.mean > ANGLE_GAP and gap.beyond_noise(2),
+        criterion=f"all of: per seed, the distances to the ETF and to the OF (each above "
+        f"{FAR:g}); the majority-majority vs minority-minority class-mean angle (degrees, "
+        f"apart by more than {ANGLE_GAP:g})",
+        test=all_of(
+            threshold(m.by_seed("ufm/imbalanced/dist_etf"), threshold=FAR),
+            threshold(m.by_seed("ufm/imbalanced/dist_of"), threshold=FAR),
+            superiority(m.by_seed("ufm/imbalanced/angle_maj_maj"),
+                        m.by_seed("ufm/imbalanced/angle_min_min"), margin=ANGLE_GAP),
+        ),
     ))  # fmt: skip
     for r in preset.ufm_ratios:
         g = f"ufm+/R{r:g}"
         dist, col = _max(m, f"{g}/dist_of"), _max(m, f"{g}/nc1")
+        control, control_name = _no_relu(m, preset, r)
         claims.append(Claim(
             id=f"ufm+-orthogonal-frame-R{r:g}",
             statement=f"UFM+ (ReLU), R = {r:g}: the SCL minimiser collapses to an orthogonal "
@@ -75,12 +109,16 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             measured=f"distance to OF max {dist:.1e} (UFM without ReLU at R = "
             f"{preset.ufm_imbalance:g}: {m.fmt('ufm/imbalanced/dist_of', 3)}); NC1 max {col:.1e}; "
             f"loss - OF value {m.fmt(f'{g}/loss_minus_of', 2)}",
-            criterion=f"distance to OF < {TOL:g} and NC1 < {NC1_TOL:g} on each of "
-            f"{_seeds(m, f'{g}/dist_of')} seeds",
-            holds=dist < TOL and col < NC1_TOL,
+            criterion=f"all of: per seed, the distance to the OF (reached: below {TOL:g}) and NC1 "
+            f"(collapsed: below {NC1_TOL:g})"
+            + (f"; control for the distance: {control_name}" if control else ""),
+            test=all_of(
+                threshold(m.by_seed(f"{g}/dist_of"), threshold=TOL, higher_is_better=False,
+                          control=control, control_name=control_name or "control"),
+                threshold(m.by_seed(f"{g}/nc1"), threshold=NC1_TOL, higher_is_better=False),
+            ),
         ))  # fmt: skip
     rnd, bnd = "batching/random", "batching/binding"
-    fails = _max(m, f"{rnd}/graph_holds") == 0
     claims.append(Claim(
         id="batching-random-not-of",
         statement=f"mini-batches: on a fixed set of small random batches (size "
@@ -90,8 +128,12 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         measured=f"distance to OF {m.fmt(f'{rnd}/dist_of', 3)}; classes with a split batch graph "
         f"{m.fmt(f'{rnd}/graph_split_classes', 3)}; class pairs never contrasted "
         f"{m.fmt(f'{rnd}/graph_pairs_missing', 3)}",
-        criterion=f"the condition fails and the distance to OF > {FAR_BATCH:g} on every seed",
-        holds=fails and _min(m, f"{rnd}/dist_of") > FAR_BATCH,
+        criterion=f"all of: per seed, whether the batch-graph condition holds (1) or not (0): "
+        f"below 0.5; the distance to the OF: above {FAR_BATCH:g}",
+        test=all_of(
+            threshold(m.by_seed(f"{rnd}/graph_holds"), threshold=0.5, higher_is_better=False),
+            threshold(m.by_seed(f"{rnd}/dist_of"), threshold=FAR_BATCH),
+        ),
     ))  # fmt: skip
     claims.append(Claim(
         id="batching-binding-of",
@@ -100,8 +142,10 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         paper=f"Section 5.2 (statement, no figure value); {NOT_FOUND}",
         measured=f"distance to OF max {_max(m, f'{bnd}/dist_of'):.1e} (without binding "
         f"{m.fmt(f'{rnd}/dist_of', 3)}); NC1 max {_max(m, f'{bnd}/nc1'):.1e}",
-        criterion=f"distance to OF < {TOL:g} on each of {_seeds(m, f'{bnd}/dist_of')} seeds",
-        holds=_max(m, f"{bnd}/dist_of") < TOL,
+        criterion=f"per seed, the distance to the OF with binding (reached: below {TOL:g}); "
+        "control: the same batches without binding",
+        test=threshold(m.by_seed(f"{bnd}/dist_of"), threshold=TOL, higher_is_better=False,
+                       control=m.by_seed(f"{rnd}/dist_of"), control_name="without binding"),
     ))  # fmt: skip
     claims += _network_claims(m, preset)
     return claims
@@ -130,13 +174,21 @@ def _network_claims(m: Metrics, preset) -> list[Claim]:
                 measured=f"distance to OF with ReLU {m.fmt(f'{relu}/dist_of', 3)}{extra}, without "
                 f"{m.fmt(f'{plain}/dist_of', 3)} (gap {gap}); dead embeddings {dead:.3f}; NC1 "
                 f"{m.fmt(f'{relu}/nc1', 2)}",
-                criterion=f"mean distance with ReLU < {NET_OF:g}, below the plain net's by > 2 SE, "
-                "and < 1% all-zero embeddings",
-                holds=m.mean(f"{relu}/dist_of") < NET_OF and gap.beyond_noise(2) and dead < 0.01,
+                criterion=f"all of: per seed, the ReLU net's distance to the OF (at it: below "
+                f"{NET_OF:g}); the ReLU net's distance vs the plain net's (closer by more than "
+                f"{NET_OF:g}); the ReLU net's fraction of all-zero training embeddings (below "
+                f"{DEAD:g})",
+                test=all_of(
+                    threshold(m.by_seed(f"{relu}/dist_of"), threshold=NET_OF,
+                              higher_is_better=False),
+                    superiority(m.by_seed(f"{relu}/dist_of"), m.by_seed(f"{plain}/dist_of"),
+                                margin=NET_OF, higher_is_better=False),
+                    threshold(m.by_seed(f"{relu}/zero_rows_train"), threshold=DEAD,
+                              higher_is_better=False),
+                ),
             ))  # fmt: skip
             ncc = m.gap(f"{relu}/ncc_acc", f"{plain}/ncc_acc")
             probe = m.gap(f"{relu}/probe_acc", f"{plain}/probe_acc")
-            ok = all(x.mean - 2 * x.se > -ACC_MARGIN for x in (ncc, probe))
             claims.append(Claim(
                 id=f"net-relu-accuracy-R{r:g}-tau{tau:g}",
                 statement=f"{preset.data}, R = {r:g}, tau = {tau:g}: the ReLU does not cost test "
@@ -146,9 +198,12 @@ def _network_claims(m: Metrics, preset) -> list[Claim]:
                 measured=f"nearest-class-mean accuracy ReLU {m.fmt(f'{relu}/ncc_acc', 3)} vs "
                 f"{m.fmt(f'{plain}/ncc_acc', 3)} (gap {ncc}); linear probe "
                 f"{m.fmt(f'{relu}/probe_acc', 3)} vs {m.fmt(f'{plain}/probe_acc', 3)} (gap {probe})",
-                criterion=f"for both classifiers, mean gap - 2 SE > -{ACC_MARGIN:g} "
-                "(non-inferior within 2 points)",
-                holds=ok,
+                criterion="all of: the ReLU net's test accuracy vs the plain net's, for the "
+                f"nearest-class-mean classifier and for the linear probe (non-inferior within "
+                f"{ACC_MARGIN:g})",
+                test=all_of(*(non_inferiority(m.by_seed(f"{relu}/{a}"), m.by_seed(f"{plain}/{a}"),
+                                              tolerance=ACC_MARGIN)
+                              for a in ("ncc_acc", "probe_acc"))),
             ))  # fmt: skip
     return claims
 
@@ -164,6 +219,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
         measured=f"min entry {low:.1e}, max | ||h|| - 1 | {err:.1e}",
         criterion=">= 0 and < 1e-5 on every run",
         holds=low >= 0 and err < 1e-5,
+        why="UFM+ follows every gradient step by the projection onto {h >= 0, ||h|| = 1} "
+        "(project_nonneg_sphere); 1e-5 is float32 rounding",
     ))  # fmt: skip
     worst = min(_min(m, f"ufm+/R{r:g}/loss_minus_of") for r in preset.ufm_ratios)
     checks.append(Check(
@@ -172,6 +229,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
         measured=f"min (loss - OF value) {worst:.2e}",
         criterion=">= -1e-2 (float32 sums over ~10^3 anchors)",
         holds=worst >= -1e-2,
+        why="Thm 1: the OF's loss value is the global minimum of the full-batch UFM+ loss, so no "
+        "feasible point lies below it (1e-2 covers float32 sums)",
     ))  # fmt: skip
     checks.append(Check(
         id="binding-meets-the-condition",
@@ -180,6 +239,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
         f"{_seeds(m, 'batching/binding/graph_holds')} seeds",
         criterion="on every seed",
         holds=_min(m, "batching/binding/graph_holds") == 1,
+        why="Cor. 2.1: bind() appends one example of every class to every batch, which connects "
+        "each class's batch graph and contrasts every pair of classes",
     ))  # fmt: skip
     for r in preset.net_ratios:
         for tau in preset.net_temperatures:
@@ -192,6 +253,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                 measured=", ".join(f"{v}: {e[0]:g}" for v, e in epochs.items()),
                 criterion="equal epochs on every seed",
                 holds=same and all(e[0] == preset.net_epochs for e in epochs.values()),
+                why="every variant trains with one TrainConfig(epochs=preset.net_epochs, ...) and "
+                "train_scl runs all its epochs (no early stop)",
             ))  # fmt: skip
             for v in preset.net_variants:
                 if v.endswith("+bind"):
@@ -203,5 +266,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                         measured=f"on every seed: {ok}",
                         criterion="true on every seed",
                         holds=ok,
+                        why="BatchBindingSampler appends its binding indices to each batch and "
+                        "removes them from the pool it reshuffles",
                     ))  # fmt: skip
     return checks

@@ -1,5 +1,8 @@
 """The paper's claims and the code's checks, computed from the measured metrics (never typed in).
 
+A claim's verdict (holds / fails / inconclusive) comes from a test on paired per-seed values
+(``iclr24_common.verdicts``); a check is an invariant that holds by construction.
+
 The paper's own figures are quoted from its Tables 2-3 as a later paper reprints them (see
 the README): Auto MPG MSE SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20; COMPAS accuracy SMNN 69.3 %,
 LMN 69.3 %; Loan SMNN 65.0 %, LMN 65.4 %; Heart SMNN 0.88, LMN 0.90; Blog Feedback RMSE SMNN
@@ -8,7 +11,7 @@ just under 0.151, LMN 0.160.
 
 from __future__ import annotations
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
 
 from . import data as D
 from .baselines import GROWING_PEERS, MONOTONE_PEERS, NEURAL, UNCONSTRAINED
@@ -19,8 +22,23 @@ PAPER_TABLES = {  # SMNN and LMN in the paper's Tables 2-3 (as reprinted; see th
     "loan": "SMNN 65.0 % +/- 0.1, LMN 65.4 % +/- 0.0 (Table 2)",
     "heart": "SMNN 0.88 +/- 0.04, LMN 0.90 +/- 0.02 (Table 3)",
 }
-AUTOMPG_TOLERANCE = 1.05  # "comparable": within 5 % of the best monotone peer's MSE
-SCALE_FLAT = 1.5  # SMNN's cost ratio (largest m / smallest m) counted as flat
+# The paper's "comparable" accuracy: an error (MSE, RMSE) within 5 % of the best monotone
+# peer's mean (its Auto MPG 7.44 vs LMN 7.58 is 2 % apart and is called comparable).
+COMPARABLE = 0.05
+# "Comparable" classification accuracy: within 1 accuracy point (0.01) of the best peer (the
+# paper calls Loan's 65.0 % vs LMN's 65.4 % and COMPAS 69.3 % vs 69.3 % comparable).
+COMPARABLE_ACC = 0.01
+# "Generalises better" (Friedman #1 under noise): SMNN's error lower by more than the same 5 %
+# of the unconstrained network's mean (a gain inside "comparable" is not "better").
+BETTER = COMPARABLE
+# Scalability: SMNN's cost ratio (largest m / smallest m, m = 1 -> 20 monotone inputs) counted
+# as flat: below 1.5 (the paper's figure shows a flat line; a 50 % rise over a 20x growth of m
+# would be visible in it). A peer whose cost grows with m must grow at least 2x as much.
+SCALE_FLAT = 1.5
+GROWS = 2.0
+# converged: fewer than half a fit per seed stopped by the epoch cap (counts are whole
+# numbers, so: none), the budget rule's "trained until early stopping".
+CAPPED = 0.5
 
 
 def _score(task: str) -> tuple[str, bool]:
@@ -46,6 +64,7 @@ def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
         key = max(noisy, key=lambda t: float(t.removeprefix("friedman_noise")))
         base = _best(metrics, key, UNCONSTRAINED, False, "test_mse")
         gap = metrics.gap(f"{key}/{base}/test_mse", f"{key}/smnn/test_mse")  # > 0: SMNN better
+        margin = BETTER * metrics.mean(f"{key}/{base}/test_mse")
         claims.append(
             Claim(
                 id="friedman-noise-robust",
@@ -55,10 +74,15 @@ def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
                 "grows with the noise, SMNN's much less (no numbers found)",
                 measured=f"noise {key.removeprefix('friedman_noise')}: SMNN "
                 f"{metrics.fmt(f'{key}/smnn/test_mse')} vs the better unconstrained network "
-                f"({base}) {metrics.fmt(f'{key}/{base}/test_mse')}; gap {gap}",
-                criterion="the unconstrained network's denoised test MSE minus SMNN's is "
-                "positive by more than 2 SE (paired over seeds)",
-                holds=gap.beyond_noise(2.0),
+                f"({base}) {metrics.fmt(f'{key}/{base}/test_mse')}; {base} - SMNN {gap}",
+                criterion=f"SMNN's denoised test MSE vs the better unconstrained network's "
+                f"({base}); margin {margin:.4g} = {BETTER:.0%} of {base}'s mean",
+                test=superiority(
+                    metrics.by_seed(f"{key}/smnn/test_mse"),
+                    metrics.by_seed(f"{key}/{base}/test_mse"),
+                    margin=margin,
+                    higher_is_better=False,
+                ),
             )
         )
     if "autompg" in tasks:
@@ -75,15 +99,21 @@ def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
                     paper="Table 3: Auto MPG MSE, SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20",
                     measured=f"SMNN MSE {metrics.fmt('autompg/smnn/test_mse')} vs the best "
                     f"tuned monotone peer ({peer}) {metrics.fmt(f'autompg/{peer}/test_mse')} "
-                    f"(ratio {s / p:.3f}; gap {gap}; "
+                    f"(ratio of means {s / p:.3f}; SMNN - peer {gap}; "
                     + (
                         f"{preset.autompg_folds}-fold CV)"
                         if preset.autompg_folds
                         else "one 60/20/20 split per seed)"
                     ),  # fmt: skip
-                    criterion=f"SMNN's mean test MSE <= {AUTOMPG_TOLERANCE} x the best monotone "
-                    "peer's",
-                    holds=bool(s <= AUTOMPG_TOLERANCE * p),
+                    criterion=f"SMNN's test MSE vs the best monotone peer's ({peer}), paired "
+                    f"per seed; tolerance {COMPARABLE * p:.4g} = {COMPARABLE:.0%} of the peer's "
+                    "mean (the paper's 'comparable')",
+                    test=non_inferiority(
+                        metrics.by_seed("autompg/smnn/test_mse"),
+                        metrics.by_seed(f"autompg/{peer}/test_mse"),
+                        tolerance=COMPARABLE * p,
+                        higher_is_better=False,
+                    ),
                 )
             )
     for task in [t for t in tasks if t in D.PAPER_DATASETS]:
@@ -91,8 +121,8 @@ def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
         peer = _best(metrics, task, [m for m in models if m in MONOTONE_PEERS], higher, metric)
         if not peer:
             continue
-        s, p = metrics.mean(f"{task}/smnn/{metric}"), metrics.mean(f"{task}/{peer}/{metric}")
-        ok = s >= p - 0.01 if higher else s <= AUTOMPG_TOLERANCE * p
+        p = metrics.mean(f"{task}/{peer}/{metric}")
+        tol = COMPARABLE_ACC if higher else COMPARABLE * p
         claims.append(
             Claim(
                 id=f"{task}-accuracy",
@@ -101,21 +131,38 @@ def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
                 paper=PAPER_TABLES[task],
                 measured=f"SMNN {metric} {metrics.fmt(f'{task}/smnn/{metric}')} vs the best "
                 f"monotone peer ({peer}) {metrics.fmt(f'{task}/{peer}/{metric}')}",
-                criterion="SMNN's accuracy >= the best peer's - 0.01"
-                if higher
-                else f"SMNN's RMSE <= {AUTOMPG_TOLERANCE} x the best peer's",
-                holds=bool(ok),
+                criterion=f"SMNN's {metric} vs the best monotone peer's ({peer}), paired per "
+                "seed; tolerance "
+                + (
+                    f"{tol:g} (1 accuracy point)"
+                    if higher
+                    else f"{tol:.4g} = {COMPARABLE:.0%} of the peer's mean"
+                )
+                + " (the paper's 'comparable')",
+                test=non_inferiority(
+                    metrics.by_seed(f"{task}/smnn/{metric}"),
+                    metrics.by_seed(f"{task}/{peer}/{metric}"),
+                    tolerance=tol,
+                    higher_is_better=higher,
+                ),
             )
         )
     claims += _scalability_claims(metrics, preset, models)
+    claims += _converged_claim(metrics, preset, models, tasks)
     return claims
 
 
-def _ratio(metrics: Metrics, model: str, what: str, ms) -> float | None:
+def _ratios(metrics: Metrics, model: str, what: str, ms) -> dict[int, float] | None:
+    """Per seed: the cost at the largest m over the cost at the smallest m."""
     lo, hi = f"scalability/{model}/{what}_m{ms[0]}", f"scalability/{model}/{what}_m{ms[-1]}"
-    if lo in metrics and hi in metrics:
-        return metrics.mean(hi) / metrics.mean(lo)
-    return None
+    if lo not in metrics or hi not in metrics:
+        return None
+    a, b = metrics.by_seed(lo), metrics.by_seed(hi)
+    return {s: b[s] / a[s] for s in sorted(set(a) & set(b))}
+
+
+def _mean(d: dict[int, float]) -> float:
+    return sum(d.values()) / len(d)
 
 
 def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
@@ -123,9 +170,9 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
     if "scalability" not in preset.tasks or len(ms) < 2:
         return []
     peers = [m for m in GROWING_PEERS if m in models]
-    t_s, p_s = _ratio(metrics, "smnn", "epoch_seconds", ms), _ratio(metrics, "smnn", "params", ms)
-    t_p = {m: _ratio(metrics, m, "epoch_seconds", ms) for m in peers}
-    p_p = {m: _ratio(metrics, m, "params", ms) for m in peers}
+    t_s, p_s = _ratios(metrics, "smnn", "epoch_seconds", ms), _ratios(metrics, "smnn", "params", ms)
+    t_p = {m: _ratios(metrics, m, "epoch_seconds", ms) for m in peers}
+    p_p = {m: _ratios(metrics, m, "params", ms) for m in peers}
     if t_s is None or not peers:
         return []
 
@@ -134,13 +181,17 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
             f"{metrics.mean(f'scalability/{model}/epoch_seconds_m{m}') * 1e3:.0f}" for m in ms
         )
 
+    n = len(t_s)
     measured = (
-        f"time/epoch ratio m={ms[-1]} vs m={ms[0]}: SMNN {t_s:.2f} ({ms_per_epoch('smnn')} ms)"
+        f"time/epoch ratio m={ms[-1]} vs m={ms[0]} (mean of {n} per-seed ratios): SMNN "
+        f"{_mean(t_s):.2f} ({ms_per_epoch('smnn')} ms)"
     )
-    measured += "".join(f", {m} {t_p[m]:.2f} ({ms_per_epoch(m)} ms)" for m in peers)
-    measured += f"; parameter ratio SMNN {p_s:.2f}" + "".join(f", {m} {p_p[m]:.3g}" for m in peers)
-    holds = t_s <= SCALE_FLAT and p_s <= SCALE_FLAT
-    holds = holds and all(t_p[m] >= 2 * t_s for m in peers)
+    measured += "".join(f", {m} {_mean(t_p[m]):.2f} ({ms_per_epoch(m)} ms)" for m in peers)
+    measured += f"; parameter ratio SMNN {_mean(p_s):.2f}" + "".join(
+        f", {m} {_mean(p_p[m]):.3g}" for m in peers
+    )
+    # per seed: how many times faster than SMNN's the peer's cost grows
+    grows = {m: {s: t_p[m][s] / t_s[s] for s in t_s if s in t_p[m]} for m in peers}
     return [
         Claim(
             id="scalability",
@@ -150,16 +201,58 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
             "time stays flat (figure; no numbers found); Table 1: lattice and UMNN-type methods "
             "lack scalability in m",
             measured=measured,
-            criterion=f"SMNN's time and parameter ratios <= {SCALE_FLAT}, and each growing peer's "
-            "time ratio >= 2 x SMNN's (timings: median epoch, mean over seeds)",
-            holds=bool(holds),
+            criterion=f"all of, on per-seed ratios (cost at m={ms[-1]} / cost at m={ms[0]}; "
+            f"time: median epoch): SMNN's time ratio and parameter ratio each below "
+            f"{SCALE_FLAT:g}; each growing peer's ({', '.join(peers)}) time ratio over SMNN's "
+            f"above {GROWS:g}" + (" (1 seed: judged as 1 value)" if n == 1 else ""),
+            test=all_of(
+                threshold(t_s, threshold=SCALE_FLAT, higher_is_better=False),
+                threshold(p_s, threshold=SCALE_FLAT, higher_is_better=False),
+                *(threshold(grows[m], threshold=GROWS) for m in peers),
+            ),
+        )
+    ]
+
+
+def _converged_claim(metrics: Metrics, preset, models, tasks) -> list[Claim]:
+    """Every network fit ends by early stopping, not by the epoch cap: a measured outcome of
+    the budget rule (it can fail), so a claim; the precondition of the accuracy claims."""
+    conv = {m: [metrics.by_seed(f"{t}/{m}/converged") for t in tasks
+                if f"{t}/{m}/converged" in metrics] for m in models if m in NEURAL}  # fmt: skip
+    conv = {m: v for m, v in conv.items() if v}
+    if not conv:
+        return []
+    seeds = sorted({s for v in conv.values() for d in v for s in d})
+    # per seed: fits stopped by the cap (1 - converged; an Auto MPG CV unit counts its folds'
+    # fraction)
+    capped = {s: sum(1.0 - d[s] for v in conv.values() for d in v if s in d) for s in seeds}
+    fits = sum(len(v) for v in conv.values())
+    return [
+        Claim(
+            id="converged",
+            statement="every network is trained to convergence under the same rule: early "
+            f"stopping after {preset.patience} epochs without a better validation loss, cap "
+            f"{preset.max_epochs} epochs (the budget rule the accuracy claims rest on; the "
+            "paper's own epoch counts were not published)",
+            paper="not a figure of the paper: the precondition of its comparisons (the official "
+            "scripts take the epoch count as an unpublished argument)",
+            measured=", ".join(
+                f"{m} {sum(sum(d.values()) for d in v):.0f}/{sum(len(d) for d in v)}"
+                for m, v in conv.items()
+            )
+            + " fits stopped by patience (mean best epoch: "
+            + ", ".join(f"{m} {_mean_best(metrics, m, tasks):.0f}" for m in conv)
+            + ")",
+            criterion=f"per seed, the number of network fits (of {fits}) stopped by the epoch "
+            f"cap rather than by patience: below {CAPPED:g}, i.e. none",
+            test=threshold(capped, threshold=CAPPED, higher_is_better=False),
         )
     ]
 
 
 def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
     """Invariants of the code: the monotonicity guarantees (SMNN's by construction, the
-    peers' by theirs), convergence under the one budget rule, equal tuning."""
+    peers' by theirs) and equal tuning. (Convergence is measured, so it is a claim.)"""
     checks = []
     rates = [v for t in tasks for s in ("violation_rate", "violation_rate_init")
              for v in metrics.values(f"{t}/smnn/{s}")]  # fmt: skip
@@ -178,6 +271,8 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
                 criterion="every SMNN audit (pairwise raises + autograd signs, float64, tol "
                 "1e-6) finds 0 violations",
                 holds=max(rates) == 0.0,
+                why="Theorem 1: the monotone path has exp(.) (positive) weights and "
+                "non-decreasing activations, so it is monotone for any weights",
             )
         )
     peers = [m for m in models if m in MONOTONE_PEERS]
@@ -192,24 +287,9 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
                 measured=", ".join(f"{m} max {r:.3g}" for m, r in peer_rates.items()),
                 criterion="every peer audit finds 0 violations",
                 holds=all(r == 0.0 for r in peer_rates.values()),
-            )
-        )
-    conv = {m: [v for t in tasks for v in metrics.values(f"{t}/{m}/converged")]
-            for m in models if m in NEURAL}  # fmt: skip
-    conv = {m: v for m, v in conv.items() if v}
-    if conv:
-        checks.append(
-            Check(
-                id="converged",
-                statement="every network is trained to convergence under the same rule: early "
-                f"stopping after {preset.patience} epochs without a better validation loss, "
-                f"cap {preset.max_epochs} epochs",
-                measured=", ".join(f"{m} {sum(v):.0f}/{len(v)}" for m, v in conv.items())
-                + " fits stopped by patience (mean best epoch: "
-                + ", ".join(f"{m} {_mean_best(metrics, m, tasks):.0f}" for m in conv)
-                + ")",
-                criterion="all fits stopped by the patience rule, none by the cap",
-                holds=all(min(v) == 1.0 for v in conv.values()),
+                why="each peer's own construction: LMN's Lipschitz-bounded net plus a monotone "
+                "residual, UMNN's integral of a positive integrand, the lattice's monotone "
+                "projections, the boosting's monotonic_cst",
             )
         )
     trials = {m: [v for t in tasks for v in metrics.values(f"{t}/{m}/trials")] for m in models}
@@ -226,6 +306,8 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
                 ),  # fmt: skip
                 criterion="one configuration count for all models on every task",
                 holds=len({c for v in counts.values() for c in v}) == 1,
+                why="fit_tuned fits each model on its grid of TRIALS configurations (GRIDS is "
+                "asserted to have TRIALS points per model)",
             )
         )
     return checks
