@@ -2,20 +2,31 @@
 
 Claims (on every dataset that full-data training leaves far from 100%): lossless at the
 paper's defaults, the share of passes saved, the wall-clock saving, and InfoBatch against
-random and hard dynamic pruning at the same budget. Checks: the pass counters agree, the
-annealing epochs see all data with weight 1, the baselines used InfoBatch's budget, and
-InfoBatch is lossless on the saturated digits.
+random and hard dynamic pruning at the same budget; on the saturated digits, lossless only.
+Every verdict is a test on paired per-seed values (``iclr24_common.verdicts``). Checks: the
+pass counters agree, the annealing epochs see all data with weight 1, the baselines used
+InfoBatch's budget.
 """
 
 from __future__ import annotations
 
 import math
 
-from iclr24_common import Check, Claim, Metrics
+from iclr24_common import Check, Claim, Metrics, non_inferiority, superiority, threshold
 
-SATURATED = ("digits",)  # full data is ~98%: a sanity check there, not a claim
-LOSSLESS_MARGIN = 0.5  # points: the paper's own r = 0.5 gap on CIFAR-10 R-18 (95.1 vs 95.6)
+SATURATED = ("digits",)  # full data is ~98%: only the lossless claim is made there
+# "Lossless" tolerance, points of test accuracy: the paper calls its own r = 0.5 result on
+# CIFAR-10 R-18 lossless at 0.5 points below full data (Table 1: 95.1 vs 95.6).
+LOSSLESS_MARGIN = 0.5
+# Superiority margin over a baseline, points: Table 1 reports accuracy to 0.1 point, so a
+# smaller gap would not show in the paper's own table.
+BEAT_MARGIN = 0.1
 PAPER_SAVED = 0.40  # abstract: "On CIFAR10/100, ... InfoBatch losslessly saves 40% overall cost"
+# Wall clock: the time saved must exceed half the share of passes saved, i.e. the per-seed
+# time ratio InfoBatch / full must lie below 1 - 0.5 x saved (ours, kept from v2: the paper's
+# O(1) per-sample overhead implies close to all of it; half leaves room for the per-epoch
+# scoring and sampling that full-data training does not do).
+TIME_EFFICIENCY = 0.5
 
 # Paper Table 1 (ResNet-18, top-1 %, prune ratios 30 / 50 / 70%). The paper's PDF could not
 # be read from here; these rows are the paper's published numbers as quoted by a later paper
@@ -44,54 +55,75 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
     """The paper's claims; ``preset`` is the ``Preset`` that produced ``metrics``."""
     claims: list[Claim] = []
     for ds in preset.datasets:
+        claims += _lossless(metrics, ds)
         if ds not in SATURATED:
-            claims += _lossless_and_saving(metrics, ds) + _against_baselines(metrics, ds)
+            claims += _saving(metrics, ds) + _against_baselines(metrics, ds)
     return claims
 
 
-def _lossless_and_saving(m: Metrics, ds: str) -> list[Claim]:
+def _lossless(m: Metrics, ds: str) -> list[Claim]:
     ib, full = _acc(ds, "infobatch_r0.5"), _acc(ds, "full")
     if ib not in m or full not in m:
         return []
-    gap = m.gap(ib, full)
-    saved = m.mean(f"{ds}/infobatch_r0.5/saved_fraction")
+    t = PAPER_TABLE1
+    saturated = ds in SATURATED
+    return [Claim(
+        id=f"lossless/{ds}",
+        statement="InfoBatch at the paper's defaults (r = 0.5, delta = 0.875) trains to the "
+        "full-data accuracy" + (" (on a task full data saturates: a weak test, since "
+                                "little can be lost there)" if saturated else ""),
+        paper=f"Table 1 (R-18) full vs r = 0.5: CIFAR-10 {t['cifar10']['full']} vs "
+        f"{t['cifar10']['infobatch'][1]}, CIFAR-100 {t['cifar100']['full']} vs "
+        f"{t['cifar100']['infobatch'][1]}",
+        measured=f"full {m.fmt(full)}, InfoBatch {m.fmt(ib)}; InfoBatch - full {m.gap(ib, full)}",
+        criterion=f"InfoBatch r = 0.5's test accuracy (points) vs full data's, tolerance "
+        f"{LOSSLESS_MARGIN} points (the paper's own r = 0.5 CIFAR-10 drop it calls lossless)",
+        test=non_inferiority(m.by_seed(ib), m.by_seed(full), tolerance=LOSSLESS_MARGIN),
+    )]  # fmt: skip
+
+
+def _time_ratios(m: Metrics, ds: str) -> dict[int, float]:
+    """Per seed: InfoBatch r = 0.5's training time over full data's (same seed, same run)."""
+    t_ib = m.by_seed(f"{ds}/infobatch_r0.5/train_seconds")
+    t_full = m.by_seed(f"{ds}/full/train_seconds")
+    return {s: t_ib[s] / t_full[s] for s in sorted(set(t_ib) & set(t_full))}
+
+
+def _saving(m: Metrics, ds: str) -> list[Claim]:
+    name = f"{ds}/infobatch_r0.5/saved_fraction"
+    if name not in m or f"{ds}/full/train_seconds" not in m:
+        return []
     low_name = f"{ds}/infobatch_r0.5/low_fraction"  # absent when no epoch pruned
     low = f"{m.mean(low_name):.2f}" if low_name in m else "n/a"
-    t_ib, t_full = m.mean(f"{ds}/infobatch_r0.5/train_seconds"), m.mean(f"{ds}/full/train_seconds")
-    t = PAPER_TABLE1
+    ratios = _time_ratios(m, ds)
+    saved = m.mean(name)
+    bound = 1 - TIME_EFFICIENCY * saved  # the time ratio if half the saved passes' share is saved
     return [
-        Claim(
-            id=f"lossless/{ds}",
-            statement="InfoBatch at the paper's defaults (r = 0.5, delta = 0.875) trains to the "
-            "full-data accuracy",
-            paper=f"Table 1 (R-18) full vs r = 0.5: CIFAR-10 {t['cifar10']['full']} vs "
-            f"{t['cifar10']['infobatch'][1]}, CIFAR-100 {t['cifar100']['full']} vs "
-            f"{t['cifar100']['infobatch'][1]}",
-            measured=f"full {m.fmt(full)}, InfoBatch {m.fmt(ib)}; InfoBatch - full {gap}",
-            criterion=f"non-inferior: mean gap - 2 SE >= -{LOSSLESS_MARGIN} points (paired, "
-            f">= 2 seeds)",
-            holds=gap.n >= 2 and gap.mean - 2 * gap.se >= -LOSSLESS_MARGIN,
-        ),
         Claim(
             id=f"saves-cost/{ds}",
             statement="at the same defaults InfoBatch skips ~40% of the forward/backward sample "
             "passes",
             paper="abstract: 'losslessly saves 40% overall cost' on CIFAR-10/100 (official "
             "README: 40.9% on CIFAR-100, r = 0.5)",
-            measured=f"saved {saved:.3f} of the passes; {low} of the samples lay below the "
+            measured=f"saved {m.fmt(name, 3)} of the passes; {low} of the samples lay below the "
             f"mean loss in a pruned epoch (saved ~ r x that x pruned epochs / E)",
-            criterion=f"saved fraction >= {PAPER_SAVED} (mean over seeds)",
-            holds=saved >= PAPER_SAVED,
+            criterion=f"InfoBatch r = 0.5's share of passes saved, per seed, vs the paper's "
+            f"{PAPER_SAVED}",
+            test=threshold(m.by_seed(name), threshold=PAPER_SAVED),
         ),
         Claim(
             id=f"wall-clock/{ds}",
             statement="the skipped passes turn into saved training time",
             paper="Sec. 3.3 / Table 1: O(1) per-sample cost, overall training time saved "
             "~ tracks the pruned samples",
-            measured=f"InfoBatch/full training time {t_ib / t_full:.3f} ({t_ib:.2f} s / "
-            f"{t_full:.2f} s): time saved {1 - t_ib / t_full:.3f} vs passes saved {saved:.3f}",
-            criterion="time saved >= 0.5 x passes saved (same run, same threads)",
-            holds=(1 - t_ib / t_full) >= 0.5 * saved,
+            measured=f"InfoBatch/full training time per seed "
+            f"{', '.join(f'{r:.2f}' for r in ratios.values())} (means "
+            f"{m.mean(f'{ds}/infobatch_r0.5/train_seconds'):.2f} s / "
+            f"{m.mean(f'{ds}/full/train_seconds'):.2f} s); passes saved {saved:.3f}",
+            criterion=f"per-seed training time InfoBatch r = 0.5 / full data (same run, same "
+            f"threads) vs 1 - {TIME_EFFICIENCY} x passes saved = {bound:.3f} (ours: at least "
+            "half the skipped passes' share saved as time)",
+            test=threshold(ratios, threshold=bound, higher_is_better=False),
         ),
     ]
 
@@ -113,16 +145,17 @@ def _against_baselines(m: Metrics, ds: str) -> list[Claim]:
         base = _acc(ds, f"{kind}_r0.7")
         if ib not in m or base not in m:
             continue
-        gap = m.gap(ib, base)
         claims.append(
             Claim(
                 id=f"beats-{kind}/{ds}",
                 statement=f"at InfoBatch r = 0.7's pass budget, InfoBatch is more accurate than "
                 f"{label}",
                 paper=paper,
-                measured=f"InfoBatch {m.fmt(ib)} vs {kind} {m.fmt(base)}: gap {gap}",
-                criterion="gap > 2 SE (paired over seeds; every method's lr tuned on validation)",
-                holds=gap.beyond_noise(2),
+                measured=f"InfoBatch {m.fmt(ib)} vs {kind} {m.fmt(base)}: gap {m.gap(ib, base)}",
+                criterion=f"InfoBatch r = 0.7's test accuracy (points) vs {kind} pruning's at "
+                f"the same budget (every method's lr tuned on validation), margin "
+                f"{BEAT_MARGIN} point (Table 1's precision)",
+                test=superiority(m.by_seed(ib), m.by_seed(base), margin=BEAT_MARGIN),
             )
         )
     return claims
@@ -135,8 +168,6 @@ def make_checks(metrics: Metrics, records: dict, preset) -> list[Check]:
     for ds in preset.datasets:
         runs = {k: v for k, v in records.items() if k[0] == ds}
         checks += _counters(ds, runs) + _annealing(ds, runs, preset) + _budget(metrics, ds)
-        if ds in SATURATED:
-            checks += _lossless_saturated(metrics, ds)
     return checks
 
 
@@ -152,6 +183,8 @@ def _counters(ds: str, runs: dict) -> list[Check]:
         measured=f"max |saved - predicted| {worst:.2e} over {len(pruned)} pruned runs",
         criterion="<= 0.01 (exact on one process; DDP drops a tail shorter than the world size)",
         holds=worst <= 0.01,
+        why="the loop trains on exactly the indices the sampler drew for the epoch, and "
+            "`update` counts each of them once (one process: both counts are sum_t kept_t)",
     )]  # fmt: skip
 
 
@@ -175,6 +208,8 @@ def _annealing(ds: str, runs: dict, preset) -> list[Check]:
                  f"{all_seen}, all weights 1 {unit}; earlier epochs pruned {pruned_before}",
         criterion="all samples seen and all weights == 1 in each of those epochs",
         holds=all_seen and unit,
+        why="InfoBatch._select resets every weight to 1 and returns all N indices in any epoch "
+            "that does not prune, and the last ceil((1 - delta) E) epochs never prune",
     )]  # fmt: skip
 
 
@@ -191,18 +226,6 @@ def _budget(m: Metrics, ds: str) -> list[Check]:
         measured="passes saved " + ", ".join(f"{k} {v:.4f}" for k, v in sv.items()),
         criterion="saved fractions within 0.01",
         holds=spread <= 0.01,
-    )]  # fmt: skip
-
-
-def _lossless_saturated(m: Metrics, ds: str) -> list[Check]:
-    ib, full = _acc(ds, "infobatch_r0.5"), _acc(ds, "full")
-    if ib not in m or full not in m:
-        return []
-    gap = m.gap(ib, full)
-    return [Check(
-        id=f"lossless/{ds}",
-        statement="on a task full data saturates, InfoBatch (r = 0.5) loses nothing either",
-        measured=f"full {m.fmt(full)}, InfoBatch {m.fmt(ib)}; InfoBatch - full {gap}",
-        criterion="mean gap >= -1.0 point (a sanity check: the task is saturated)",
-        holds=gap.mean >= -1.0,
+        why="random pruning keeps InfoBatch r = 0.7's per-epoch kept counts; hard pruning drops "
+            "its mean per-epoch share every epoch (rounded to whole samples)",
     )]  # fmt: skip

@@ -10,9 +10,9 @@ first dataset, one seed of InfoBatch over a grid of r and delta measures the sav
 Every finished training run is a unit (``ctx.cached``), so ``--resume`` continues a run.
 
 Presets: ``smoke`` (a small generated task, 1 seed), ``default`` (the generated task that
-full-data training leaves far from 100%, the claims, and the saturated digits as a check;
-5 seeds, CPU), ``paper`` (CIFAR-10 ResNet-18 SGD and CIFAR-100 ResNet-50 LARS, 200 epochs,
-the official settings, from ``<data-dir>/infobatch/``).
+full-data training leaves far from 100%, every claim, and the saturated digits, the lossless
+claim only; 5 seeds, CPU), ``paper`` (CIFAR-10 ResNet-18 SGD and CIFAR-100 ResNet-50 LARS,
+200 epochs, the official settings, from ``<data-dir>/infobatch/``).
 """
 
 from __future__ import annotations
