@@ -85,6 +85,11 @@ def _e(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
+def _num(x: Any, fmt: str = ".4g") -> str:
+    """A number for a table cell; anything else (null, text) as it is."""
+    return format(x, fmt) if isinstance(x, int | float) else _e("-" if x is None else x)
+
+
 def _badge(word: str, cls: str | None = None) -> str:
     return f'<span class="badge {cls or word}">{_e(word)}</span>'
 
@@ -97,7 +102,8 @@ def _page(title: str, body: str) -> str:
 
 def _machine(res: dict[str, Any]) -> str:
     env = res.get("environment") or {}
-    return f"{res.get('threads', '?')} threads, {env.get('cpu_count', '?')} x {env.get('cpu_model') or env.get('machine', '?')}"
+    t = res.get("threads", "?")
+    return f"{t} thread{'' if t == 1 else 's'}, {env.get('cpu_count', '?')} x {env.get('cpu_model') or env.get('machine', '?')}"
 
 
 def _paper_link(paper: dict[str, Any]) -> str:
@@ -129,18 +135,18 @@ def index_html(entries: list[Entry]) -> str:
         rows.append(
             f"<tr><td>{link}{local}<br><span class=\"muted\">{_e(res['paper'].get('title', ''))}</span></td>"
             f"<td><div class=\"counts\">{counts}</div></td>"
-            f"<td class=\"n\">{res['wall_seconds']:.0f} s</td><td class=\"n\">{_e(str(res.get('date', ''))[:16])}</td>"
+            f"<td class=\"n\">{res['wall_seconds']:.0f} s</td><td class=\"n wide\">{_e(str(res.get('date', ''))[:16])}</td>"
             f"<td class=\"wide\">{_e(_machine(res))}</td><td class=\"wide\"><code>{_e(commit)}</code></td></tr>"
         )  # fmt: skip
     summary = ", ".join(f"{total[k]} {k}" for k in COLOURS)
     body = (
         "<h1>iclr24: results of every paper</h1>"
-        f"<p>{len(entries)} papers; claims over all: {summary}. Each row is the `default` run its "
+        f"<p>{len(entries)} papers; claims over all: {summary}. Each row is the <code>default</code> run its "
         "README reports (or your own local run, marked). A claim's verdict comes from paired "
         "per-seed values against the strongest baseline, with a stated margin and 2 SE; "
         "checks (invariants of the code) are counted apart on each paper's page.</p>"
         '<div class="wrap"><table id="papers"><thead><tr><th>paper</th><th>claims</th>'
-        '<th>wall time</th><th>date</th><th class="wide">machine</th><th class="wide">commit</th>'
+        '<th>wall time</th><th class="wide">date</th><th class="wide">machine</th><th class="wide">commit</th>'
         "</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
     return _page("iclr24 results", body)
@@ -202,9 +208,10 @@ def paper_html(en: Entry, figures: list[str]) -> str:
         "<h2>Run</h2><dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in run) + "</dl>"
     ]
     metrics = "".join(
-        f"<tr><td><code>{_e(k)}</code></td><td class=\"n\">{m['mean']:.4g}</td><td class=\"n\">{m['std']:.2g}</td>"
-        f"<td class=\"wide\">{_e(', '.join(f'{x:.4g}' for x in m['per_seed']))}</td></tr>"
-        for k, m in res.get("metrics", {}).items() if isinstance(m.get("mean"), int | float))  # fmt: skip
+        f"<tr><td><code>{_e(k)}</code></td><td class=\"n\">{_num(m.get('mean'))}</td>"
+        f"<td class=\"n\">{_num(m.get('std'), '.2g')}</td>"
+        f"<td class=\"wide\">{_e(', '.join(_num(x) for x in m.get('per_seed') or []))}</td></tr>"
+        for k, m in res.get("metrics", {}).items() if isinstance(m, dict))  # fmt: skip
     parts += [f"<details><summary>All metrics ({len(res.get('metrics', {}))})</summary><div class=\"wrap\">"
               "<table><thead><tr><th>metric</th><th>mean</th><th>std</th><th class=\"wide\">per seed</th>"
               f"</tr></thead><tbody>{metrics}</tbody></table></div></details>"]  # fmt: skip
@@ -224,7 +231,20 @@ def write_report(root: Path, out: Path, runs: Path | None = None) -> list[Entry]
             for fig in en.figures:
                 shutil.copyfile(fig, out / en.slug / fig.name)
                 names.append(f"{en.slug}/{fig.name}")
-        (out / f"{en.slug}.html").write_text(paper_html(en, names))
+        try:
+            page = paper_html(en, names)
+        except (
+            KeyError,
+            TypeError,
+            ValueError,
+            AttributeError,
+        ) as e:  # a file that breaks the page
+            en.results, en.problem = (
+                None,
+                f"results file could not be shown ({type(e).__name__}: {e})",
+            )
+            page = paper_html(en, names)
+        (out / f"{en.slug}.html").write_text(page)
     (out / "index.html").write_text(index_html(entries))
     return entries
 

@@ -80,7 +80,7 @@ def papers_block(root: Path) -> str:
             rows.append(f"| {link} | | | | | {problem} |")
             continue
         p = res["paper"]
-        ref = f"arXiv {p['arxiv']}" if p.get("arxiv") else p.get("openreview", "")
+        ref = f"arXiv {p['arxiv']}" if p.get("arxiv") else f"OpenReview {p.get('openreview', '?')}"
         who = f"{p.get('authors', '')}; {ref}".strip("; ")
         n = count_verdicts(res["claims"])
         rows.append(f"| {link} | {p['title']} ({who}) | {n['holds']} | {n['fails']} | "
