@@ -166,17 +166,24 @@ def _with_control(v: Verdict, control: Verdict | None, name: str) -> Verdict:
                    v.reason, info)  # fmt: skip
 
 
+def _judge(kind: str, diffs, subject: Values, control: Values | None, control_name: str,
+           margin: float, higher: bool) -> Verdict:  # fmt: skip
+    """Run ``kind`` on ``diffs(subject)`` and, when given, on ``diffs(control)`` (the same
+    test with the control in the method's place), signed so that positive is better."""
+    sign = 1.0 if higher else -1.0
+    v = _decide(kind, sign * diffs(subject), margin, higher)
+    c = None if control is None else _decide(kind, sign * diffs(control), margin, higher)
+    return _with_control(v, c, control_name)
+
+
 def superiority(a: Values, b: Values, *, margin: float = 0.0, higher_is_better: bool = True,
                 control: Values | None = None, control_name: str = "control") -> Verdict:  # fmt: skip
     """``a`` beats ``b`` by more than ``margin`` (>= 0) and by more than 2 SE of the paired
     differences. ``control`` (values in place of ``a``) is run through the same test."""
     if margin < 0:
         raise ValueError("a superiority margin is >= 0")
-    sign = 1.0 if higher_is_better else -1.0
-    v = _decide("superiority", sign * _paired(a, b), margin, higher_is_better)
-    c = None if control is None else _decide(
-        "superiority", sign * _paired(control, b), margin, higher_is_better)  # fmt: skip
-    return _with_control(v, c, control_name)
+    return _judge("superiority", lambda x: _paired(x, b), a, control, control_name, margin,
+                  higher_is_better)  # fmt: skip
 
 
 def non_inferiority(a: Values, b: Values, *, tolerance: float, higher_is_better: bool = True,
@@ -185,22 +192,16 @@ def non_inferiority(a: Values, b: Values, *, tolerance: float, higher_is_better:
     the paired gap (in "better" units) lies above ``-tolerance``."""
     if tolerance < 0:
         raise ValueError("a non-inferiority tolerance is >= 0")
-    sign = 1.0 if higher_is_better else -1.0
-    v = _decide("non-inferiority", sign * _paired(a, b), tolerance, higher_is_better)
-    c = None if control is None else _decide(
-        "non-inferiority", sign * _paired(control, b), tolerance, higher_is_better)  # fmt: skip
-    return _with_control(v, c, control_name)
+    return _judge("non-inferiority", lambda x: _paired(x, b), a, control, control_name,
+                  tolerance, higher_is_better)  # fmt: skip
 
 
 def threshold(x: Values, *, threshold: float, higher_is_better: bool = True,
               control: Values | None = None, control_name: str = "control") -> Verdict:  # fmt: skip
     """A quantity (per seed) lies past ``threshold`` by more than 2 SE: above it when
     ``higher_is_better``, below it otherwise. ``estimate`` is the mean distance past it."""
-    sign = 1.0 if higher_is_better else -1.0
-    v = _decide("threshold", sign * (_values(x) - threshold), threshold, higher_is_better)
-    c = None if control is None else _decide(
-        "threshold", sign * (_values(control) - threshold), threshold, higher_is_better)  # fmt: skip
-    return _with_control(v, c, control_name)
+    return _judge("threshold", lambda v: _values(v) - threshold, x, control, control_name,
+                  threshold, higher_is_better)  # fmt: skip
 
 
 def all_of(*verdicts: Verdict) -> Verdict:
