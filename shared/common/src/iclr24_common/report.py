@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import count_verdicts, test_summary
-from .tables import RESULTS, packages, read_results
+from .tables import RESULTS, machine, packages, read_results
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#9a6700"}
 CSS = """
@@ -100,12 +100,6 @@ def _page(title: str, body: str) -> str:
             f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body>\n{body}\n</body></html>\n")  # fmt: skip
 
 
-def _machine(res: dict[str, Any]) -> str:
-    env = res.get("environment") or {}
-    t = res.get("threads", "?")
-    return f"{t} thread{'' if t == 1 else 's'}, {env.get('cpu_count', '?')} x {env.get('cpu_model') or env.get('machine', '?')}"
-
-
 def _paper_link(paper: dict[str, Any]) -> str:
     if paper.get("arxiv"):
         return (
@@ -136,7 +130,7 @@ def index_html(entries: list[Entry]) -> str:
             f"<tr><td>{link}{local}<br><span class=\"muted\">{_e(res['paper'].get('title', ''))}</span></td>"
             f"<td><div class=\"counts\">{counts}</div></td>"
             f"<td class=\"n\">{res['wall_seconds']:.0f} s</td><td class=\"n wide\">{_e(str(res.get('date', ''))[:16])}</td>"
-            f"<td class=\"wide\">{_e(_machine(res))}</td><td class=\"wide\"><code>{_e(commit)}</code></td></tr>"
+            f"<td class=\"wide\">{_e(machine(res))}</td><td class=\"wide\"><code>{_e(commit)}</code></td></tr>"
         )  # fmt: skip
     summary = ", ".join(f"{total[k]} {k}" for k in COLOURS)
     body = (
@@ -153,7 +147,7 @@ def index_html(entries: list[Entry]) -> str:
 
 
 def _claim_card(c: dict[str, Any]) -> str:
-    v = c.get("verdict", "fails")
+    v = c["verdict"]
     reason = (c.get("test") or {}).get("reason") or ""
     ctl = (c.get("test") or {}).get("control")
     items = [("statement", c["statement"]), ("paper", c["paper"] or "none quoted"),
@@ -183,7 +177,7 @@ def paper_html(en: Entry, figures: list[str]) -> str:
             + (" &middot; " + _badge("local run", "local") if en.source == "local" else "") + "</p>"
             f"<div class=\"counts\">{' '.join(_badge(f'{n[k]} {k}', k) for k in COLOURS)}</div>")  # fmt: skip
     run = [("preset", res["preset"]), ("seeds", res["seeds"]), ("device", res["device"]),
-           ("machine", _machine(res)), ("wall time", f"{res['wall_seconds']:.1f} s"),
+           ("machine", machine(res)), ("wall time", f"{res['wall_seconds']:.1f} s"),
            ("date", res.get("date", "")), ("commit", env.get("git_commit") or "?"),
            ("python / torch / numpy", f"{env.get('python')} / {env.get('torch')} / {env.get('numpy')}"),
            ("platform", env.get("platform", "?"))]  # fmt: skip

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .io import atomic_write_json, atomic_write_text, to_jsonable
-from .verdicts import OUTCOMES, Verdict, slack_label
+from .verdicts import OUTCOMES, Verdict, describe, slack_label
 
 
 @dataclass(kw_only=True)
@@ -296,7 +296,7 @@ def _fmt_num(x: float) -> str:
 
 def verdict_word(c: dict) -> str:
     """A claim's verdict as a table cell: ``holds``, ``**fails**`` or ``inconclusive (why)``."""
-    v = c.get("verdict", "holds" if c.get("holds") else "fails")
+    v = c["verdict"]
     reason = (c.get("test") or {}).get("reason", "")
     if v == "fails":
         return "**fails**"
@@ -310,8 +310,7 @@ def test_summary(c: dict) -> str:
     t = c.get("test")
     if not t:
         return ""
-    unit = "seed" if t["kind"] in ("superiority", "non-inferiority") else "value"
-    s = f"{t['estimate']:+.3g} +/- {t['se']:.2g} SE ({t['n']} {unit}{'s' * (t['n'] != 1)})"
+    s = describe(t)
     ctl = t.get("control")
     if ctl:
         s += f"; control {ctl['name']}: {ctl['outcome']} ({ctl['estimate']:+.3g} +/- {ctl['se']:.2g})"
@@ -322,7 +321,7 @@ def count_verdicts(claims: list[dict]) -> dict[str, int]:
     """``{"holds": h, "fails": f, "inconclusive": i}`` over a results file's claims."""
     out = dict.fromkeys(OUTCOMES, 0)
     for c in claims:
-        out[c.get("verdict", "holds" if c.get("holds") else "fails")] += 1
+        out[c["verdict"]] += 1
     return out
 
 

@@ -42,15 +42,22 @@ def read_results(path: Path) -> tuple[dict[str, Any] | None, str]:
     return (None, "malformed results file: " + "; ".join(problems[:3])) if problems else (res, "")
 
 
+def machine(res: dict[str, Any]) -> str:
+    """Where a run ran: ``2 threads on 2 x AMD EPYC`` (threads used, cores, processor)."""
+    env = res.get("environment") or {}
+    t = res.get("threads", "?")
+    cpu = env.get("cpu_model") or env.get("machine") or "?"
+    return f"{t} thread{'' if t == 1 else 's'} on {env.get('cpu_count', '?')} x {cpu}"
+
+
 def run_line(res: dict[str, Any]) -> str:
     """When, where and how long: the first line of a package's results block."""
-    env = res.get("environment", {})
+    env = res.get("environment") or {}
     commit = (env.get("git_commit") or "?")[:7]
-    cpu = env.get("cpu_model") or env.get("machine") or "?"
     runs = res.get("runs") or []
     parts = f" in {len(runs)} parts (`--resume`)" if len(runs) > 1 else ""
     return (f"`{res['preset']}` preset, seeds {res['seeds']}, {res['date']}, commit `{commit}`, "
-            f"{res.get('threads', '?')} threads on {env.get('cpu_count', '?')} x {cpu}, "
+            f"{machine(res)}, "
             f"device `{res['device']}`: wall time **{res['wall_seconds']:.0f} s**{parts}.")  # fmt: skip
 
 

@@ -122,9 +122,8 @@ class Verdict:
         return f"threshold: {word} {self.margin:.4g} by more than 2 SE"
 
     def summary(self) -> str:
-        """The deciding numbers, e.g. ``+0.040 +/- 0.012 SE (3 seeds)``."""
-        unit = "seed" if self.kind in COMPARISONS else "value"
-        s = f"{self.estimate:+.4g} +/- {self.se:.2g} SE ({self.n} {unit}{'s' * (self.n != 1)})"
+        """The deciding numbers, e.g. ``+0.04 +/- 0.012 SE (3 seeds)``, and the reason."""
+        s = describe(self.to_dict())
         return s + (f"; {self.reason}" if self.reason else "")
 
     def to_dict(self) -> dict[str, Any]:
@@ -133,6 +132,14 @@ class Verdict:
             "margin": self.margin, "higher_is_better": self.higher_is_better,
             "lo": self.lo, "hi": self.hi, "reason": self.reason, "control": self.control,
         }  # fmt: skip
+
+
+def describe(test: dict[str, Any]) -> str:
+    """A test's deciding numbers from its dict (``Verdict.to_dict`` or a results file):
+    ``+0.04 +/- 0.012 SE (3 seeds)``; a threshold counts values, not seeds."""
+    unit = "seed" if test["kind"] in COMPARISONS else "value"
+    n = test["n"]
+    return f"{test['estimate']:+.3g} +/- {test['se']:.2g} SE ({n} {unit}{'s' * (n != 1)})"
 
 
 def _decide(kind: str, d: np.ndarray, margin: float, higher: bool) -> Verdict:
