@@ -204,6 +204,18 @@ def test_bad_requests_are_400_for_the_official_client(client, local, kind, body,
             client.completions.create(**{"model": local.name, "max_tokens": 4, **body})
 
 
+def test_an_unknown_model_is_404_model_not_found_and_a_missing_one_400(client, local):
+    msgs = [{"role": "user", "content": "Hi"}]
+    with pytest.raises(openai.NotFoundError) as e:
+        client.chat.completions.create(model="gpt-4o", max_tokens=4, messages=msgs)
+    assert e.value.code == "model_not_found" and "gpt-4o" in str(e.value)
+    with pytest.raises(openai.NotFoundError):
+        client.completions.create(model="local", max_tokens=4, prompt="Hi")  # no alias given
+    with pytest.raises(openai.BadRequestError, match="model parameter"):
+        client.chat.completions.create(model="", max_tokens=4, messages=msgs)
+    assert [m.id for m in client.models.list()] == [local.name]
+
+
 def test_unknown_route_and_backend_errors(local, server):
     remote = OpenAICompatBackend(server[0], local.name, max_retries=0)
     with pytest.raises(LLMError, match="HTTP 404"):
@@ -236,18 +248,23 @@ def test_concurrent_requests_are_batched_and_none_is_mixed_up(local, server):
 def test_cli_serve_subprocess(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "iclr24_llm.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "iclr24_llm.cli", "serve", "--port", "0", "--threads", "1",
+         "--served-model-name", "local"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
     )  # fmt: skip
     try:
         line = proc.stdout.readline()
         assert line.startswith("serving SmolLM2-135M-Instruct at http://127.0.0.1:"), line
-        url = line.split(" at ")[1].strip()
+        url = line.split(" at ")[1].split()[0]
+        assert "(model names: SmolLM2-135M-Instruct, local)" in line, line
         with urllib.request.urlopen(f"{url}/models", timeout=10) as r:
-            assert json.load(r)["data"][0]["id"] == "SmolLM2-135M-Instruct"
-        llm = load_llm(f"openai:SmolLM2-135M-Instruct@{url}", max_retries=0)
-        [[c]] = llm.generate([QUESTION], max_new_tokens=8)
-        assert "Paris" in c.text and c.prompt_tokens > 0 and c.completion_tokens > 0
+            assert [m["id"] for m in json.load(r)["data"]] == ["SmolLM2-135M-Instruct", "local"]
+        for name in ("SmolLM2-135M-Instruct", "local"):  # the alias answers the same
+            llm = load_llm(f"openai:{name}@{url}", max_retries=0)
+            [[c]] = llm.generate([QUESTION], max_new_tokens=8)
+            assert "Paris" in c.text and c.prompt_tokens > 0 and c.completion_tokens > 0
+        with pytest.raises(LLMError, match="404"):
+            load_llm(f"openai:gpt-4o@{url}", max_retries=0).generate(["Hi"], max_new_tokens=2)
     finally:
         proc.terminate()
         proc.wait(timeout=20)

@@ -69,11 +69,13 @@ def _serve(args: argparse.Namespace) -> int:
     if args.max_batch > getattr(llm, "batch_size", args.max_batch):
         llm.batch_size = args.max_batch  # one forward batch holds a whole server batch
     httpd = make_server(
-        llm, args.host, args.port, batch=args.max_batch > 1, max_batch=args.max_batch
-    )
+        llm, args.host, args.port, batch=args.max_batch > 1, max_batch=args.max_batch,
+        served_names=tuple(args.served_model_name or ()),
+    )  # fmt: skip
     host, port = httpd.server_address[:2]
+    names = ", ".join(httpd.RequestHandlerClass.served_names)
     # one line on stdout that scripts (and the tests) read to find the port
-    print(f"serving {llm.name} at http://{host}:{port}/v1", flush=True)
+    print(f"serving {llm.name} at http://{host}:{port}/v1 (model names: {names})", flush=True)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
@@ -223,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--threads", type=int, default=DEFAULT_THREADS,
         help="torch CPU threads (default 2, fastest measured; 1 on a busy machine)",
     )  # fmt: skip
+    s.add_argument("--served-model-name", action="append", metavar="NAME",
+                   help="a name requests may use for the model besides its own (repeatable, "
+                   "e.g. 'local'); any other name is answered 404 model_not_found")  # fmt: skip
     s.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N, mps")
     s.add_argument("--max-batch", type=int, default=16,
                    help="concurrent prompts batched into one generation (1: one at a time)")  # fmt: skip

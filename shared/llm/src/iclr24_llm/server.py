@@ -20,6 +20,9 @@ what ``score_choices`` asks for).
   other and share their sampling parameters run as one batched generation (up to
   ``max_batch`` prompts); seeded sampling runs alone, so a seed gives the same samples as
   the direct backend. Streams are batched like the rest.
+- The model: a request names one of the served names (the model's own name and the aliases
+  given to ``serve --served-model-name``, as vLLM does); an unknown name is HTTP 404 with
+  code ``model_not_found`` and a missing one HTTP 400, as the OpenAI API answers.
 - Bad requests get HTTP 400 with a message: n < 1, max_tokens < 1, an empty prompt, a
   message with an unknown role or without string content, temperature outside [0, 2],
   top_p outside (0, 1], top_logprobs without logprobs, log-prob counts outside [0, 20].
@@ -43,6 +46,7 @@ from .local import OnToken, TokenLogprob
 
 log = get_logger("llm.serve")
 ROLES = {"system", "user", "assistant", "developer"}
+ROUTES = {"/v1/chat/completions", "/chat/completions", "/v1/completions", "/completions"}
 
 
 class BadRequest(ValueError):
@@ -235,6 +239,7 @@ class OpenAIHandler(BaseHTTPRequestHandler):
     server_version = "iclr24-llm"
     llm: Any = None  # set by make_server
     batcher: Batcher | None = None
+    served_names: tuple[str, ...] = ()  # set by make_server: the names a request may use
 
     def log_message(self, fmt, *args):  # through our logger, quietly
         log.debug("%s %s", self.address_string(), fmt % args)
@@ -247,13 +252,26 @@ class OpenAIHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str) -> None:
-        self._send(status, {"error": {"message": message, "type": "invalid_request_error"}})
+    def _error(self, status: int, message: str, code: str | None = None) -> None:
+        self._send(status, {"error": {"message": message, "type": "invalid_request_error",
+                                      "param": "model" if code else None, "code": code}})  # fmt: skip
+
+    def _unknown_model(self, body: dict) -> tuple[int, str, str | None] | None:
+        """An error for a request whose model is missing or not served, else None."""
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            return 400, "you must provide a model parameter (a string)", None
+        if model not in self.served_names:
+            served = ", ".join(self.served_names)
+            return 404, (f"The model '{model}' does not exist: this server serves {served} "
+                         "(serve --served-model-name adds aliases)"), "model_not_found"  # fmt: skip
+        return None
 
     def do_GET(self):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [
-                {"id": self.llm.name, "object": "model", "owned_by": "iclr24"}]})  # fmt: skip
+                {"id": name, "object": "model", "owned_by": "iclr24"}
+                for name in self.served_names]})  # fmt: skip
         elif self.path.rstrip("/") == "/health":
             self._send(200, {"status": "ok", "model": self.llm.name})
         else:
@@ -266,6 +284,10 @@ class OpenAIHandler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 raise BadRequest("the request body must be a JSON object")
             path = self.path.rstrip("/")
+            if path not in ROUTES:
+                return self._error(404, f"no route {self.path}")
+            if (bad := self._unknown_model(body)) is not None:
+                return self._error(*bad)
             if path in ("/v1/chat/completions", "/chat/completions"):
                 chat, texts = True, [self.llm.render(_messages(body))]
             elif path in ("/v1/completions", "/completions"):
@@ -407,13 +429,16 @@ def _prompts(body: dict[str, Any]) -> list[str]:
 
 def make_server(
     llm: Any, host: str = "127.0.0.1", port: int = 0, *, batch: bool = True,
-    window_s: float = 0.02, max_batch: int = 16,
+    window_s: float = 0.02, max_batch: int = 16, served_names: tuple[str, ...] = (),
 ) -> ThreadingHTTPServer:  # fmt: skip
     """An HTTP server for ``llm`` (a TransformersBackend); port 0 picks a free port. With
-    ``batch`` (default) concurrent requests share batched generations (``Batcher``). Run it
+    ``batch`` (default) concurrent requests share batched generations (``Batcher``). Requests
+    must name ``llm.name`` or one of ``served_names`` (else 404 ``model_not_found``). Run it
     with ``serve_forever()``; its address is ``server.server_address``."""
     batcher = Batcher(llm, window_s=window_s, max_batch=max_batch) if batch else None
-    handler = type("Handler", (OpenAIHandler,), {"llm": llm, "batcher": batcher})
+    names = tuple(dict.fromkeys((llm.name, *served_names)))
+    handler = type("Handler", (OpenAIHandler,),
+                   {"llm": llm, "batcher": batcher, "served_names": names})  # fmt: skip
     httpd = ThreadingHTTPServer((host, port), handler)
     httpd.daemon_threads = True
     httpd.batcher = batcher  # type: ignore[attr-defined]
