@@ -238,3 +238,31 @@ def test_cache_answers_without_a_request(tmp_path):
         second = llm.generate(["q1", "q2"])
     assert first == second and len(srv.requests) == 2
     assert isinstance(llm, CachedLLM) and llm.usage.snapshot().cache_hits == 2
+
+
+def test_open_llm_probes_a_server_once_and_turns_a_refusal_into_one_usage_line(tmp_path):
+    from iclr24_common.errors import UsageError
+    from iclr24_llm import open_llm
+
+    def respond(path, body, attempt):
+        if body["model"] != "served":
+            return 404, {}, {"error": {"message": "The model does not exist",
+                                       "code": "model_not_found"}}  # fmt: skip
+        return 200, {}, chat_reply(["OK"])
+
+    with FakeServer(respond) as srv:
+        llm = open_llm(f"openai:served@{srv.url}", threads=1, backoff=0.01, count_text_tokens=words)
+        assert llm.name == "served" and len(srv.requests) == 1  # the probe, nothing else
+        assert srv.requests[0][1]["max_tokens"] == 4
+        with pytest.raises(UsageError, match=r"^--scorer openai:gpt-4o@.*404"):
+            open_llm(
+                f"openai:gpt-4o@{srv.url}",
+                threads=1,
+                what="--scorer",
+                backoff=0.01,
+                count_text_tokens=words,
+            )
+    with pytest.raises(UsageError, match="bad LLM spec"):
+        open_llm("no-such-model-or-path", threads=1)
+    with pytest.raises(UsageError, match="does not answer"):  # nothing listens on port 9
+        open_llm("openai:m@http://127.0.0.1:9/v1", threads=1, backoff=0.01, timeout=2)

@@ -76,6 +76,49 @@ def load_llm(spec: str, *, cache_dir: str | Path | None = None, **options: Any) 
     return CachedLLM(llm, cache_dir) if cache_dir is not None else llm
 
 
+def open_llm(
+    spec: str,
+    *,
+    threads: int | None,
+    device: str = "auto",
+    cache_dir: str | Path | None = None,
+    probe: str = "Say OK.",
+    what: str = "--llm",
+    log: Any = None,
+    **options: Any,
+) -> LLM:
+    """The one way a paper's run opens its ``--llm SPEC`` (every package calls this).
+
+    A local model is built on ``device`` with the run's ``threads`` (``--threads``: one thread
+    rule for the whole run, never a second default). A server (``openai:<model>@<url>``) is
+    asked ``probe`` once, so a wrong URL, key or model name stops the run now, not after an
+    hour. Anything that makes the backend unusable (:class:`LLMError`, a missing or broken
+    model file, a bad spec) becomes one :class:`~iclr24_common.UsageError` line (exit 2) that
+    names ``what`` (the option). ``cache_dir`` wraps it in a :class:`CachedLLM`; ``options``
+    go to the backend (e.g. ``batch_size``). Logs "LLM <name> ready in <s> s".
+    """
+    import time
+
+    from iclr24_common.data import MissingDataError
+    from iclr24_common.errors import UsageError
+    from iclr24_common.logs import get_logger
+
+    log = log or get_logger("llm")
+    t0 = time.perf_counter()
+    try:
+        if spec.strip().startswith("openai:"):
+            llm = load_llm(spec, cache_dir=cache_dir, **{"max_retries": 1, **options})
+            llm.generate([probe], max_new_tokens=4)
+        else:
+            llm = load_llm(spec, cache_dir=cache_dir, device=device, threads=threads, **options)
+    except MissingDataError:
+        raise  # says which file is missing and how to get it (exit 2 as well)
+    except (LLMError, OSError, ValueError) as e:
+        raise UsageError(f"{what} {spec}: the backend does not answer: {e}") from None
+    log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
+    return llm
+
+
 def pick_label(llm: LLM, prompt: Prompt, labels: Sequence[str]) -> str:
     """The label the model prefers: greedy decoding restricted to the labels where the
     backend decodes locally (``TransformersBackend.pick_label``, after the chat-rendered
@@ -111,6 +154,7 @@ __all__ = [
     "UsageLedger",
     "as_messages",
     "load_llm",
+    "open_llm",
     "pick_label",
     "pick_labels",
 ]
