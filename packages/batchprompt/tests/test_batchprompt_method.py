@@ -79,6 +79,26 @@ def test_seas_stops_after_two_equal_confident_rounds():
     assert res.predictions() == [1, 1, 0, 0]
 
 
+def test_official_seas_stops_on_agreement_alone():
+    """adaptive_batch_run.py (ac3c354): two consecutive equal labels, confidence ignored."""
+    script = {
+        0: [(1, C), (1, C), (1, C), (1, C), (1, C)],  # stops after round 2 (as the paper's)
+        1: [(1, N), (1, N), (1, C), (0, C), (0, C)],  # not confident: stops after round 2 here
+        2: [(1, C), (0, C), (0, N), (1, C), (1, C)],  # stops after round 3 (0, 0)
+        3: [(0, N), (1, N), (0, N), (1, N), (0, N)],  # never agrees: all 5 rounds
+    }
+    items = [{"sentence": f"s{k}", "label": "1"} for k in range(4)]
+    llm, asked = scripted(script)
+    res = run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=4, rounds=5,
+                      seas="official")  # fmt: skip
+    assert [len(v) for v in res.votes] == [2, 2, 3, 5] and res.ledger.calls == 5
+    llm, _ = scripted(script)
+    paper = run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=4, rounds=5, seas="paper")
+    assert [len(v) for v in paper.votes] == [2, 5, 5, 5]  # needs both answers confident
+    with pytest.raises(ValueError, match="seas must be"):
+        run_batches(llm_answerer(llm), SENTIMENT, items, batch_size=4, seas="early")
+
+
 def test_seas_batch_that_empties_stops_calling():
     script = {k: [(1, C)] * 5 for k in range(3)}
     llm, _ = scripted(script)

@@ -11,8 +11,12 @@ the answers of a point depend on its position in the batch. Two remedies:
   "confident", alpha = 0.2 for "not confident" (paper Sec. 3.3).
 - **SEAS** (self-reflection-guided early stopping, paper Algorithm 1): the model also says
   "(confident)" or "(not confident)" after each label; a point leaves its batch once two
-  consecutive rounds give the same label, both confident. The paper's pseudo-code never
-  updates the remembered previous confidence; here it is updated every round.
+  consecutive rounds give the same label, both confident (``seas="paper"``). The paper's
+  pseudo-code never updates the remembered previous confidence; here it is updated every
+  round. The released script (``adaptive_batch_run.py`` at microsoft/BatchPrompt ac3c354)
+  stops a point on agreement alone: two consecutive equal labels, confidence ignored (its
+  confident-and-equal test is commented out): ``seas="official"``. Its ``post_process``
+  then prints ceil(N / b) * K calls whatever SEAS saved; the calls here are the ones made.
 
 Costs (paper App. F, with the instruction and few-shot counted on *every* call, as a server
 bills them; the official ``post_process`` counts them once per batch whatever the votes):
@@ -345,7 +349,7 @@ def run_batches(
     *,
     batch_size: int,
     rounds: int = 1,
-    seas: bool = False,
+    seas: bool | str = False,
     confidence: bool | None = None,
     seed: int = 0,
     max_reask: int = 2,
@@ -354,13 +358,18 @@ def run_batches(
 
     Points are split in order into batches of ``batch_size`` (the official ``batched_data``);
     each batch is asked ``rounds`` times, round 0 in order and later rounds in a permutation
-    drawn from ``random.Random(seed)``. With ``seas`` a point leaves its batch after two
-    consecutive confident, equal answers (Algorithm 1, with the previous confidence updated
-    every round). ``confidence`` asks for verbal confidence (default: with ``seas``).
+    drawn from ``random.Random(seed)``. With ``seas`` (``True`` or ``"paper"``) a point leaves
+    its batch after two consecutive confident, equal answers (Algorithm 1, with the previous
+    confidence updated every round); with ``seas="official"`` after two consecutive equal
+    answers (the released ``adaptive_batch_run.py``). ``confidence`` asks for verbal
+    confidence (default: with ``seas``).
     """
     if batch_size < 1 or rounds < 1:
         raise ValueError("batch_size and rounds must be >= 1")
-    confidence = seas if confidence is None else confidence
+    rule = {False: None, True: "paper", "paper": "paper", "official": "official"}.get(seas, "?")
+    if rule == "?":
+        raise ValueError(f"seas must be False, True, 'paper' or 'official', got {seas!r}")
+    confidence = rule is not None if confidence is None else confidence
     rng = random.Random(seed)
     ledger = Ledger()
     votes: list[list[Vote]] = [[] for _ in items]
@@ -379,8 +388,13 @@ def run_batches(
             for pos, (i, a) in enumerate(zip(order, got)):
                 votes[i].append(Vote(k, pos, a.label if a else None, a.confidence if a else None))
                 prev = last.get(i)
-                if (seas and a is not None and prev is not None and a.label == prev.label
-                        and a.confidence == prev.confidence == CONFIDENT):  # fmt: skip
+                agree = (
+                    rule is not None
+                    and a is not None
+                    and prev is not None
+                    and (a.label == prev.label)
+                )
+                if agree and (rule == "official" or a.confidence == prev.confidence == CONFIDENT):
                     stop.append(i)
                 last[i] = a  # the paper's Algorithm 1 omits this update of the confidence
             active = [i for i in active if i not in stop]

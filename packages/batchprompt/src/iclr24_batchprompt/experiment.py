@@ -73,6 +73,10 @@ class Preset:
     figures use 1, 3, 5, 7, 9)."""
     seas_batch_sizes: tuple[int, ...] = (16,)
     """Batch sizes also run with SEAS (paper: 32 and 64)."""
+    seas_rules: tuple[str, ...] = ("paper", "official")
+    """SEAS stopping rules run at each SEAS batch size: "paper" (Algorithm 1: two equal,
+    confident answers; the claims use it) and "official" (the released adaptive_batch_run.py
+    at ac3c354: two equal answers, confidence ignored), reported beside it."""
     threshold: float = DEFAULT_THRESHOLD
     """Local model: label probability above which an answer counts as "confident"."""
     alpha: float = 0.2
@@ -98,6 +102,8 @@ class Preset:
             raise ValueError("batch_sizes must be >= 1 and include 1 (SinglePrompt)")
         if any(b not in self.batch_sizes for b in self.seas_batch_sizes):
             raise ValueError("seas_batch_sizes must be among batch_sizes")
+        if not self.seas_rules or not set(self.seas_rules) <= {"paper", "official"}:
+            raise ValueError("seas_rules must be among paper, official")
         if not 0 < self.threshold <= 1 or not 0 <= self.alpha <= 1:
             raise ValueError("threshold must be in (0, 1], alpha in [0, 1]")
         if self.task not in GENERATED and self.task not in PAPER_TASKS:
@@ -291,7 +297,25 @@ def sim_unit(preset: Preset, seed: int) -> tuple[dict, dict]:
     return v, extra
 
 
-def llm_unit(ctx: RunContext, models: Models, seed: int, b: int, seas: bool) -> tuple[dict, dict]:
+def sim_official_unit(preset: Preset, seed: int) -> dict:
+    """SEAS with the released script's rule (agreement alone) on the same simulated points."""
+    items = [{"sentence": f"Review number {k} of the set.", "label": str(y)}
+             for k, y in enumerate(np.random.default_rng(seed).integers(0, 2, preset.sim_items))]  # fmt: skip
+    answers = {it["sentence"]: int(it["label"]) for it in items}
+    llm = simulated_llm(SENTIMENT, answers, preset.bias, seed=seed)
+    b, k = preset.sim_batch_size, preset.sim_votes
+    vals, _ = measure(llm_answerer(llm), llm.count_tokens, SENTIMENT, items, preset, b, k,
+                      "official", seed, confidence=True, prefix=f"sim/bs{b}/seas-official")  # fmt: skip
+    return vals
+
+
+def seas_prefix(b: int, seas: bool | str) -> str:
+    """Metric prefix: llm/bs<b> (BPE), llm/bs<b>/seas (the paper's SEAS), .../seas-official."""
+    return f"llm/bs{b}" + {False: "", True: "/seas", "paper": "/seas"}.get(seas, f"/seas-{seas}")
+
+
+def llm_unit(ctx: RunContext, models: Models, seed: int, b: int,
+             seas: bool | str) -> tuple[dict, dict]:  # fmt: skip
     preset = ctx.preset
     task, items = task_and_items(preset, ctx.data_dir, seed)
     k = 1 if b == 1 else preset.votes
@@ -300,7 +324,7 @@ def llm_unit(ctx: RunContext, models: Models, seed: int, b: int, seas: bool) -> 
         answers = {it[_key(task)]: truth(it) for it in items}
         llm = simulated_llm(task, answers, preset.bias, seed=seed + 1000 * b, key=_key(task))
         answerer, count = llm_answerer(llm), llm.count_tokens
-    prefix = f"llm/bs{b}" + ("/seas" if seas else "")
+    prefix = seas_prefix(b, seas)
     v, extra = measure(answerer, count, task, items, preset, b, k, seas, seed, confidence, prefix)
     ctx.log.info("seed %d %s%s: %s", seed, prefix, f" ({name})",
                  {m: round(x, 3) for m, x in v.items() if m.endswith("acc")})  # fmt: skip
@@ -321,9 +345,13 @@ def run(ctx: RunContext) -> Report:
             sv, sx = ctx.cached(f"seed{seed}/sim", lambda s=seed: sim_unit(preset, s))
             metrics.update(seed, sv)
             positions.setdefault("sim", []).append(sx[f"bs{preset.sim_batch_size}"]["position_acc"])
+            if "official" in preset.seas_rules:
+                metrics.update(seed, ctx.cached(f"seed{seed}/sim/seas-official",
+                                                lambda s=seed: sim_official_unit(preset, s)))  # fmt: skip
+            rules = tuple(r if r != "paper" else True for r in preset.seas_rules)
             for b in preset.batch_sizes:
-                for seas in (False, True) if b in preset.seas_batch_sizes else (False,):
-                    key = f"seed{seed}/llm/bs{b}" + ("/seas" if seas else "")
+                for seas in (False, *rules) if b in preset.seas_batch_sizes else (False,):
+                    key = f"seed{seed}/" + seas_prefix(b, seas)
                     lv, lx = ctx.cached(
                         key, lambda s=seed, b=b, e=seas: llm_unit(ctx, models, s, b, e)
                     )
