@@ -31,7 +31,7 @@ def _acc(metrics: Metrics, dataset: str, arm: str) -> str:
 
 
 # ER + refresh is an extension: the official code has refresh in DER++ only (models/derpp.py at
-# HEAD 7c90da5; models/er.py has no unlearn step); the paper's Table 2 reports ER + refresh
+# HEAD 7c90da5; models/er.py has no unlearn step)
 EXTENSION = {"er": " (extension: the official code has refresh in DER++ only)"}
 
 
