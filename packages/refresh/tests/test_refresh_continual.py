@@ -99,3 +99,44 @@ def test_refresh_arm_takes_the_same_steps_and_differs():
     assert runs[0]["refresh_steps"] == 0 and runs[0]["displacement_ratio"] == []
     weights = runs[1]["displacement_ratio"][::2]  # Linear weights (biases in between)
     assert weights == pytest.approx([100 * 1e-5] * 3, rel=0.01)
+
+
+def _sgd(net, x, y, lr):
+    grads = torch.autograd.grad(nn.functional.cross_entropy(net(x), y), list(net.parameters()))
+    with torch.no_grad():
+        for p, g in zip(net.parameters(), grads):
+            p.sub_(lr * g)
+
+
+@pytest.mark.parametrize("variant", ["official", "official-2484f2a"])
+def test_official_placement_unlearn_then_learn(variant):
+    """official (derpp.py at HEAD 7c90da5, since 575e441): ``observe`` unlearns the batch, then
+    takes the method's SGD step on it; official-2484f2a (the first commit) steps, then
+    unlearns. One task, one batch (ER with an empty buffer is plain CE): the trained network
+    equals its own order done by hand, and not the other order."""
+    stream = gaussian_mixture(n_classes=2, n_train=8, n_test=4)
+    task = stream.tasks[0]
+    x, y = task.x_train, task.y_train
+    cfg = TrainConfig(lr=0.5, batch_size=len(y), buffer_size=20)
+    torch.manual_seed(0)
+    init = MLP(20, 2)
+    net = MLP(20, 2)
+    net.load_state_dict(init.state_dict())
+    train_stream(net, [task], ER(), cfg, seed=0, refresh=Refresh(variant, scale=1e3))
+    by_hand = {}
+    for order in ("unlearn-learn", "learn-unlearn"):
+        ref = MLP(20, 2)
+        ref.load_state_dict(init.state_dict())
+        rf = Refresh(variant, scale=1e3)  # same noise generator seed
+        if order == "unlearn-learn":
+            rf.unlearn(ref, x, y)
+            _sgd(ref, x, y, cfg.lr)
+        else:
+            _sgd(ref, x, y, cfg.lr)
+            rf.unlearn(ref, x, y)
+        by_hand[order] = torch.cat([p.detach().flatten() for p in ref.parameters()])
+    got = torch.cat([p.detach().flatten() for p in net.parameters()])
+    mine = "unlearn-learn" if variant == "official" else "learn-unlearn"
+    other = "learn-unlearn" if variant == "official" else "unlearn-learn"
+    assert torch.allclose(got, by_hand[mine], rtol=0, atol=1e-6)
+    assert (got - by_hand[other]).abs().max() > 1e-4

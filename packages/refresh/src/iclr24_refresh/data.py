@@ -123,7 +123,11 @@ def _tiny(folder: Path):
         fname, wnid = line.split("\t")[:2]
         xte.append(load(folder / "val" / "images" / fname))
         yte.append(cls[wnid])
-    return np.stack(xtr), np.asarray(ytr), np.stack(xte), np.asarray(yte)
+    # C-contiguous (n, 3, 64, 64): stacking the transposed HWC images keeps their channels-last
+    # strides, on which torch 2.15's CPU convolution backward corrupted the heap (found by the
+    # paper-path test)
+    xtr, xte = np.ascontiguousarray(np.stack(xtr)), np.ascontiguousarray(np.stack(xte))
+    return xtr, np.asarray(ytr), xte, np.asarray(yte)
 
 
 def load_paper_dataset(name: str, root: str | Path) -> Stream:
@@ -156,4 +160,5 @@ def crop_flip(x: torch.Tensor, gen: torch.Generator, pad: int = 4) -> torch.Tens
     i = torch.arange(n, device=x.device)[:, None, None]
     out = padded.permute(0, 2, 3, 1)[i, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
     flip = (torch.rand(n, generator=gen) < 0.5).to(x.device)
-    return torch.where(flip[:, None, None, None], out.flip(-1), out)
+    # contiguous: the gather above leaves channels-last strides (see _tiny)
+    return torch.where(flip[:, None, None, None], out.flip(-1), out).contiguous()

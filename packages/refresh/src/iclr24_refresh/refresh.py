@@ -1,11 +1,12 @@
 """Refresh learning, the unlearn-then-relearn plug-in of "A Unified and General Framework for
 Continual Learning" (Wang, Li, Shen & Huang, ICLR 2024), https://arxiv.org/abs/2403.13249,
 Section 4; official code github.com/joey-wang123/CL-refresh-learning, ``models/derpp.py``
-(``unlearn`` and ``end_task``).
+(``unlearn`` and ``end_task``) at HEAD 7c90da5 (2024-03-22).
 
-Two named variants:
+Three named variants:
 
-``official`` (what ``derpp.py`` runs, after every SGD step of the CL method, on the same batch):
+``official`` (what ``derpp.py`` runs at HEAD 7c90da5, as since commit 575e441 "revision":
+``observe`` calls ``unlearn`` on the current batch *before* the CL method's SGD step on it):
     g_l   = grad_l CE(theta; x, y)                         ascent on the current batch's CE,
     u_l   = ||theta_l|| / (||eta g_l|| + 1e-20) * eta g_l   rescaled per tensor l to its norm,
     theta_l += delta * (u_l + 0.001 xi_l) / (1 + 0.001 F_l) preconditioned, xi ~ N(0, I),
@@ -13,12 +14,17 @@ Two named variants:
     diagonal Fisher p(y|x) (grad log p(y|x))^2 of the task just finished, F <- 1e-5 F + F_task.
     So ||theta_l|| grows by a relative delta per step along the ascent direction.
 
+``official-2484f2a`` (the first official commit, 2484f2a, 2024-03-20): the same step, called
+*after* the SGD step on the same batch (so it precedes the next batch's step). Commit 575e441
+moved the call before the step the next day; kept only to compare the two placements.
+
 ``paper`` (Sec. 4, Eq. 7-8: unlearning as Fisher-preconditioned Langevin ascent on L_CL,
 before the relearning step on the same batch):
     theta += gamma P g + sqrt(2 gamma T P) xi,  g = grad L_CL(theta; batch),  P = 1/(1 + 0.001 F)
     (the damped inverse Fisher; the paper writes F^-1), gamma = ``step``, T = ``temperature``.
-    No value of gamma or T is given by the paper; the defaults here (gamma = 0.01, the official
-    unlearning learning rate; T = 1e-7) are ours.
+    No value of gamma or T is given in the stored copies of the paper we could read (its
+    Table 5 varies the unlearning rate gamma; its numbers were not found, see the README); the
+    defaults here (gamma = 0.01, the official unlearning learning rate; T = 1e-7) are ours.
 
 The noise comes from the plug-in's own ``torch.Generator``, so runs with and without refresh
 at one seed consume the same random numbers elsewhere and stay paired.
@@ -36,6 +42,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 EPS = 1e-20  # derpp.py: epsilon = 1E-20
+# variant -> where the training loop calls ``unlearn`` relative to the method's SGD step
+VARIANTS = {"official": "before", "official-2484f2a": "after", "paper": "before"}
 
 
 def _grads(net: nn.Module, loss_fn: Callable[[nn.Module], Tensor]) -> list[Tensor]:
@@ -159,10 +167,11 @@ def paper_displacement(
 @dataclass
 class Refresh:
     """The refresh plug-in around any CL method: ``when`` says where the training loop calls
-    ``unlearn`` ("after" the learning step, officially; "before" it, in the paper's rule),
+    ``unlearn`` ("before" the learning step on the same batch, as the official code at HEAD
+    7c90da5 and the paper; "after" it for ``official-2484f2a``, the first official commit),
     ``end_task`` refreshes the Fisher."""
 
-    variant: Literal["official", "paper"] = "official"
+    variant: Literal["official", "official-2484f2a", "paper"] = "official"
     delta: float = 1e-5
     """Official relative step per tensor (derpp.py: self.delta = 0.00001)."""
     noise: float = 1e-3
@@ -183,15 +192,15 @@ class Refresh:
     """Seed of the plug-in's own noise generator."""
 
     def __post_init__(self):
-        if self.variant not in ("official", "paper"):
-            raise ValueError("variant must be official or paper")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
         self._gen = torch.Generator().manual_seed(self.seed)
         self.fisher: list[Tensor] | None = None
         self.steps = 0
 
     @property
     def when(self) -> str:
-        return "after" if self.variant == "official" else "before"
+        return VARIANTS[self.variant]
 
     @torch.no_grad()
     def unlearn(
@@ -203,14 +212,15 @@ class Refresh:
     ) -> list[Tensor]:
         """Move ``net`` one unlearning step on the batch; returns the displacement.
 
-        official: ascent on CE(net(x), y); paper: on ``loss_fn(net)`` (the method's L_CL on
-        this batch, buffer terms included), CE where none is given."""
+        official (either placement): ascent on CE(net(x), y); paper: on ``loss_fn(net)`` (the
+        method's L_CL on this batch, buffer terms included), CE where none is given."""
         params = list(net.parameters())
         if self.fisher is None:
             self.fisher = [torch.zeros_like(p) for p in params]
         ce = lambda m: F.cross_entropy(m(x), y)  # noqa: E731
-        g = _grads(net, ce if self.variant == "official" or loss_fn is None else loss_fn)
-        if self.variant == "official":
+        official = self.variant != "paper"
+        g = _grads(net, ce if official or loss_fn is None else loss_fn)
+        if official:
             disp = official_displacement(
                 params, g, self.fisher, delta=self.scale * self.delta, noise=self.noise,
                 damping=self.damping, unlearn_lr=self.unlearn_lr, generator=self._gen,

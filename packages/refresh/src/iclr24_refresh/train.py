@@ -80,6 +80,16 @@ def _replay(buffer: ReservoirBuffer, draws: tuple[str, ...], m: int) -> Replay |
     return rep
 
 
+def _unlearn(refresh: Refresh, net: nn.Module, x, y, loss_fn, ratios: list[float]) -> list[float]:
+    """One refresh step; returns the per-tensor |displacement| / |theta| of the run's first
+    step (``ratios`` once it is measured)."""
+    before = None if ratios else [p.detach().norm() for p in net.parameters()]
+    disp = refresh.unlearn(net, x, y, loss_fn)
+    if before is None:
+        return ratios
+    return [float(d.norm() / b) for d, b in zip(disp, before)]
+
+
 def train_stream(
     net: nn.Module,
     tasks: list[Task],
@@ -112,20 +122,18 @@ def train_stream(
                 raw, y = task.x_train[idx], task.y_train[idx]
                 x = cfg.augment(raw, aug_gen) if cfg.augment else raw
                 replay = _replay(buffer, method.draws, cfg.minibatch_size)
+                loss_fn = lambda net_, x=x, y=y, r=replay: method.loss(net_, x, y, r)  # noqa: E731
+                # official HEAD 7c90da5 (since 575e441): unlearn, then the method's step on the
+                # same batch; the first commit 2484f2a unlearned after the step
                 if refresh is not None and refresh.when == "before":
-                    refresh.unlearn(
-                        net, x, y, lambda m, x=x, y=y, r=replay: method.loss(m, x, y, r)
-                    )
+                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios)
                 out = net(x)
                 opt.step(
                     torch.autograd.grad(method.loss(net, x, y, replay, out=out), opt.params), lr
                 )
                 steps += 1
                 if refresh is not None and refresh.when == "after":
-                    before = None if ratios else [p.detach().norm() for p in net.parameters()]
-                    disp = refresh.unlearn(net, x, y)
-                    if before is not None:  # one step's per-tensor |displacement| / |theta|
-                        ratios = [float(d.norm() / b) for d, b in zip(disp, before)]
+                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios)
                 if "logits" in method.draws or "labels" in method.draws:
                     buffer.add(raw, y, out.detach())
                 if on_step is not None:
