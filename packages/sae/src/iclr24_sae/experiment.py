@@ -231,9 +231,13 @@ def run(ctx: RunContext) -> Report:
     def sequences():
         if "ids" not in holder:
             docs = cpython_text() if preset.lm != "paper" else _paper_docs(ctx)
-            holder["ids"] = token_sequences(
-                lm(), docs, preset.seq_len, preset.n_seq + preset.ce_seqs
-            )
+            need = preset.n_seq + preset.ce_seqs
+            holder["ids"] = token_sequences(lm(), docs, preset.seq_len, need)
+            if len(holder["ids"]) < need:  # else the CE sequences would be silently empty
+                raise UsageError(
+                    f"the text gives {len(holder['ids'])} sequences of {preset.seq_len} "
+                    f"tokens; n_seq + ce_seqs = {need} are needed (add text or lower n_seq)"
+                )
         return holder["ids"]
 
     module = lambda: hook_module(lm().model, preset.layer, preset.site)  # noqa: E731
