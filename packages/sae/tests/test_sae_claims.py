@@ -21,6 +21,7 @@ def _metrics(sae_interp=0.70, untrained_interp=0.30, sae_k=(8.0, 9.0, 7.5)) -> M
         for b, v in (("pca", 0.52), ("ica", 0.50), ("neurons", 0.60), ("random", 0.66)):
             m.add(f"lm/{b}/interp", s, v + e / 2)
         m.update(s, {"lm/sae/interp": sae_interp + e, "lm/untrained/interp": untrained_interp + e,
+                     "lm/sae/interp_scored_frac": 0.7, "lm/untrained/interp_scored_frac": 1.0,
                      "lm/sae/alpha": 2e-3, "lm/sae/fvu": 0.12, "lm/sae/l0": 18.0, "lm/sae/dead": 0.3,
                      "lm/sae/ce_recovered": 0.94, "lm/sae/n_features": 1152.0,
                      "lm/neurons/n_features": 1152.0, "lm/sae/unit_norm_error": 1e-7,

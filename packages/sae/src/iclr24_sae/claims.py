@@ -72,14 +72,18 @@ def _lm_claim(metrics: Metrics, preset) -> Claim:
         "interpretable than PCA, ICA, neuron and random directions (Fig. 2)",
         paper="Fig. 2 (Pythia-70M, GPT-3.5 explain-then-simulate): SAE features score "
         "higher than every baseline at every layer; numbers only as a plot",
-        measured=f"token-simulation score: SAE {metrics.fmt('lm/sae/interp', 3)}, {others}; "
+        measured=f"token-simulation score (mean over live features; share live: SAE "
+        f"{metrics.fmt('lm/sae/interp_scored_frac', 2)}, untrained "
+        f"{metrics.fmt('lm/untrained/interp_scored_frac', 2)}): SAE "
+        f"{metrics.fmt('lm/sae/interp', 3)}, {others}; "
         f"the same SAE untrained (control) {metrics.fmt('lm/untrained/interp', 3)}; "
         f"SAE - {best}: {gap_lm}. SAE alpha={metrics.mean('lm/sae/alpha'):g}, "
         f"FVU {metrics.fmt('lm/sae/fvu', 3)}, L0 {metrics.fmt('lm/sae/l0', 3)}, dead "
         f"{metrics.fmt('lm/sae/dead', 2)}, CE loss recovered "
         f"{metrics.fmt('lm/sae/ce_recovered', 3)}{llm}",
-        criterion=f"the SAE's token-simulation score vs the strongest baseline's ({best}); "
-        "control: the same SAE untrained, scored on the same tokens",
+        criterion=f"the SAE's token-simulation score (live features) vs the strongest "
+        f"baseline's ({best}); control: the same SAE untrained (a random dictionary of the "
+        "same size, init and seed), scored on the same tokens",
         test=superiority(
             metrics.by_seed("lm/sae/interp"),
             metrics.by_seed(f"lm/{best}/interp"),

@@ -35,14 +35,21 @@ def dense_fraction(codes: np.ndarray, threshold: float = 0.1) -> float:
     return float((firing_frequency(codes) > threshold).mean())
 
 
-def mmcs(true_features: np.ndarray, learned: np.ndarray) -> float:
+def mmcs(true_features: np.ndarray, learned: np.ndarray, *, signed: bool = True) -> float:
     """Mean max cosine similarity: for every ground-truth feature (row of ``true_features``,
     ``(n_true, d)``), its best cosine with any learned atom (row of ``learned``), averaged.
-    As in the official ``mean_max_cosine_similarity`` (signed cosines: an atom pointing the
-    opposite way does not count)."""
+
+    ``signed=True`` (an SAE's atoms: its codes are non-negative, so an atom pointing the
+    opposite way cannot represent the feature): signed cosines, as the official
+    ``mean_max_cosine_similarity`` (HoagyC/sparse_coding@69c5ae0, replicate_toy_models.py).
+    ``signed=False`` (PCA, ICA, random directions: their sign is arbitrary): every direction
+    scores by its better sign, ``|cos|``, which is what the official code computes for these
+    bases, whose ``to_nneg_dict`` dictionaries hold both ``+w`` and ``-w``
+    (autoencoders/ica.py ``NNegICAEncoder.get_learned_dict``)."""
     t = true_features / np.linalg.norm(true_features, axis=1, keepdims=True)
     atoms = learned / np.maximum(np.linalg.norm(learned, axis=1, keepdims=True), 1e-12)
-    return float((t @ atoms.T).max(1).mean())
+    cos = t @ atoms.T
+    return float((cos if signed else np.abs(cos)).max(1).mean())
 
 
 def loss_recovered(ce_clean: float, ce_spliced: float, ce_ablated: float) -> float:

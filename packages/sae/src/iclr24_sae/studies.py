@@ -77,9 +77,12 @@ def measure_toy(preset, seed: int) -> dict[str, float]:
     out["toy/sae/best_grid_mmcs"] = max(v for k, v in out.items() if k.endswith("/mmcs"))
     # baselines see as many samples as fit in memory comfortably; they have no tuning knob
     x_fit = toy.sample(preset.toy_fit_samples, gen).numpy()
-    out["toy/pca/mmcs"] = mmcs(truth, pca_basis(x_fit).directions)
-    out["toy/ica/mmcs"] = mmcs(truth, ica_basis(x_fit, seed=seed).directions)
-    out["toy/random/mmcs"] = mmcs(truth, random_basis(preset.toy_d, preset.toy_features, seed).directions)  # fmt: skip
+    # PCA, ICA and random directions have arbitrary sign: each scores by its better sign
+    # (signed=False), as the official to_nneg_dict dictionaries hold both signs
+    out["toy/pca/mmcs"] = mmcs(truth, pca_basis(x_fit).directions, signed=False)
+    out["toy/ica/mmcs"] = mmcs(truth, ica_basis(x_fit, seed=seed).directions, signed=False)
+    rand = random_basis(preset.toy_d, preset.toy_features, seed).directions
+    out["toy/random/mmcs"] = mmcs(truth, rand, signed=False)
     return out
 
 
@@ -97,12 +100,34 @@ def _interp_split(preset, acts: np.ndarray, tokens: np.ndarray):
     return x, tok, np.arange(len(x)) < len(x) // 2
 
 
+def _live_mean(v: np.ndarray) -> float:
+    """Mean over the scored (live) features; 0 when none is scored."""
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if len(v) else 0.0
+
+
 def _score(name: str, feats: np.ndarray, tok: np.ndarray, explain: np.ndarray, top_k: int):
+    """The offline interpretability score of a dictionary: the mean over its live features
+    (those firing at least ``min_fires`` times in both halves; a rare or dead feature cannot
+    be explained, so it is left out rather than scored 0, as the official interpret.py
+    skips a feature "due to lack of activating examples", HoagyC/sparse_coding@69c5ae0),
+    with the share of features that are live and the share of tokens they fire on beside
+    it (the score favours dense token-identity directions: read it with ``firing_frac``)."""
     sim, conc = token_simulation_scores(feats, tok, explain, top_k=top_k)
-    return {f"lm/{name}/interp": float(np.nan_to_num(sim, nan=0.0).mean()),
+    return {f"lm/{name}/interp": _live_mean(sim),
             f"lm/{name}/interp_scored_frac": float(np.isfinite(sim).mean()),
-            f"lm/{name}/concentration": float(np.nan_to_num(conc, nan=0.0).mean()),
+            f"lm/{name}/concentration": _live_mean(conc),
+            f"lm/{name}/firing_frac": float((feats > 0).mean()),
             f"lm/{name}/n_features": feats.shape[1]}  # fmt: skip
+
+
+def activation_scale(preset, acts_train: np.ndarray) -> float:
+    """The constant the LM's activations are multiplied by before the SAE: ``sqrt(d /
+    E||x||^2)`` on the training tokens when ``preset.normalize``, else 1 (the paper's raw
+    activations)."""
+    if not preset.normalize:
+        return 1.0
+    return float(np.sqrt(acts_train.shape[1] / (acts_train.astype(np.float64) ** 2).sum(1).mean()))
 
 
 def _keep_first(h: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
@@ -147,7 +172,7 @@ def measure_lm(
     simulated (:func:`token_simulation_scores`)."""
     tr, ev = split_tokens(len(acts), preset.val_frac)
     x_train = torch.from_numpy(acts[tr])
-    scale = float(np.sqrt(acts.shape[1] / (acts[tr].astype(np.float64) ** 2).sum(1).mean()))
+    scale = activation_scale(preset, acts[tr])
     d = acts.shape[1]
     sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
                             pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
@@ -198,7 +223,7 @@ def measure_untrained(
     SAE's (:func:`_score`). If an untrained SAE passes the claim's criterion, the criterion
     cannot tell learning from a random ReLU read-out."""
     tr, _ = split_tokens(len(acts), preset.val_frac)
-    scale = float(np.sqrt(acts.shape[1] / (acts[tr].astype(np.float64) ** 2).sum(1).mean()))
+    scale = activation_scale(preset, acts[tr])
     d = acts.shape[1]
     sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
                             pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
