@@ -44,8 +44,10 @@ def scripted_solver(
             return "I do not know."
         a = answers[q]
         if "# Initial Problem:" in text:  # analogical: wrong boxed exemplars, then the solution
-            shots = "".join(f"Q{i}: A similar problem.\nA: It works out to \\boxed{{{int(a) + i}}}.\n\n"
-                            for i in range(1, 4))  # fmt: skip
+            # (a MATH answer such as \frac{1}{2} or a BBH target is not an integer)
+            wrong = [str(int(a) + i) if a.lstrip("-").isdigit() else f"{a} {i}" for i in (1, 2, 3)]
+            shots = "".join(f"Q{i}: A similar problem.\nA: It works out to \\boxed{{{w}}}.\n\n"
+                            for i, w in enumerate(wrong, start=1))  # fmt: skip
             return f"{shots}## Solve the Initial Problem:\nQ: {q}\nA: So it is \\boxed{{{a}}}."
         if text.rstrip().endswith("A:"):  # few-shot CoT
             return f" Working it out step by step gives {a}. The answer is {a}."

@@ -218,9 +218,39 @@ def paper_paths(data_dir: str | Path, task: str) -> list[Path]:
     root, split = Path(data_dir) / "batchprompt" / task, _SPLIT[task]
     alt = ["val", "dev"] if split == "validation" else []
     # Hugging Face parquet: <split>-*.parquet, for gsm8k in its config's folder main/
+    # GLUE's own release (RTE/dev.tsv, QQP/dev.tsv): the GLUE layout, read by _read_glue_tsv
+    tsv = [root / "dev.tsv"] if task in _GLUE_TSV else []
     return [root / f"{split}.jsonl", *(root / f"{a}.jsonl" for a in alt),
             *sorted(root.glob(f"{split}-*.parquet")), root / f"{split}.parquet",
-            *sorted(root.glob(f"main/{split}-*.parquet"))]  # fmt: skip
+            *sorted(root.glob(f"main/{split}-*.parquet")), *tsv]  # fmt: skip
+
+
+_GLUE_TSV = {
+    # task: (the tsv's text columns -> our fields, its label column, label value -> class id)
+    "rte": ({"sentence1": "premise", "sentence2": "hypothesis"}, "label",
+            {"entailment": 0, "not_entailment": 1}),  # SuperGLUE's ids: 0 = entailment
+    "qqp": ({"question1": "question1", "question2": "question2"}, "is_duplicate",
+            {"0": 0, "1": 1}),
+}  # fmt: skip
+
+
+def _read_glue_tsv(path: Path, task: str) -> list[dict]:
+    """GLUE's ``dev.tsv`` (a header row, tab-separated, unquoted): RTE ``index sentence1
+    sentence2 label`` (entailment / not_entailment), QQP ``id qid1 qid2 question1 question2
+    is_duplicate``; rows as this loader's records (SuperGLUE field names and label ids)."""
+    columns, label_col, ids = _GLUE_TSV[task]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t")
+    records = []
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        row = dict(zip(header, line.split("\t")))
+        if row.get(label_col) not in ids:
+            raise ValueError(f"{path}: a row without a known {label_col}: {line[:80]!r}")
+        records.append({**{ours: row[theirs] for theirs, ours in columns.items()},
+                        "label": ids[row[label_col]]})  # fmt: skip
+    return records
 
 
 _FIELDS = {"boolq": ("passage", "question"), "rte": ("premise", "hypothesis"),
@@ -253,8 +283,9 @@ def load_paper_task(data_dir: str | Path, task: str, n: int | None = None) -> li
     the original BoolQ's ``answer`` true/false), ``rte`` (SuperGLUE: premise, hypothesis,
     label 0 = entailment) or ``qqp`` (GLUE: question1, question2, label 1 = duplicate), or
     the test split of ``gsm8k`` (question, answer ending ``#### <number>``: the label is that
-    number), from ``<data_dir>/batchprompt/<task>/<split>.jsonl`` or Hugging Face parquet
-    files; MissingDataError otherwise. Rows with label -1 (GLUE test) are dropped."""
+    number), from ``<data_dir>/batchprompt/<task>/<split>.jsonl``, Hugging Face parquet
+    files or (rte, qqp) GLUE's ``dev.tsv``; MissingDataError otherwise. Rows with label -1
+    (GLUE test) are dropped."""
     if task not in PAPER_TASKS:
         raise ValueError(f"paper task must be one of {', '.join(PAPER_TASKS)}, got {task!r}")
     paths = [p for p in paper_paths(data_dir, task) if p.exists()]
@@ -280,6 +311,8 @@ def load_paper_task(data_dir: str | Path, task: str, n: int | None = None) -> li
         rows = pd.concat([pd.read_parquet(q) for q in paths
                           if q.suffix == ".parquet" and q.parent == p.parent])  # fmt: skip
         records = rows.to_dict("records")
+    elif p.suffix == ".tsv":
+        records = _read_glue_tsv(p, task)
     else:
         records = [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
     items = []

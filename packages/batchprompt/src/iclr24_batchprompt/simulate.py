@@ -56,6 +56,8 @@ def simulated_llm(task: Task, truth: dict[str, int], bias: PositionBias, seed: i
     head = re.escape(task.template.split("[INPUT_INDEX]")[0])
     tail = task.template.split("[INPUT_INDEX]")[1]
     field = re.escape(tail).replace(re.escape(f"[{key.upper()}]"), r"(?P<x>[^\n]*)")
+    # the other fields of a two-field task (BoolQ's question, RTE's hypothesis): any line
+    field = re.sub(r"\\\[[A-Z0-9_]+\\\]", lambda _: r"[^\n]*", field)
     pattern = re.compile(rf"^{head}(?P<i>\d+){field}$", re.M)
 
     def answer(prompt) -> str:

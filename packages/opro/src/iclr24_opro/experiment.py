@@ -120,6 +120,9 @@ class Preset:
     """Instruction-optimisation steps (official: num_search_steps 200)."""
     prompt_per_step: int = 4
     """Instructions asked for per step (official: 8)."""
+    scorer_max_new_tokens: int = 256
+    """Decoding cap per scorer answer on a generated-answer task (GSM8K, BBH); official
+    max_decode_steps 1024 for both scorers (optimize_instructions.py at e81b2f57)."""
     prompt_max_new_tokens: int = 48
     """Decoding cap per optimizer reply (official: 1024 text-bison, 512 GPT)."""
     scorer_style: str = "palm"
@@ -136,7 +139,8 @@ class Preset:
     def __post_init__(self):
         for name in ("linreg_steps", "tsp_steps", "scripted_steps", "scripted_tsp_steps",
                      "prompt_steps", "prompt_per_step", "llm_max_new_tokens",
-                     "prompt_max_new_tokens", "baseline_max_evaluations"):  # fmt: skip
+                     "prompt_max_new_tokens", "scorer_max_new_tokens",
+                     "baseline_max_evaluations"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if self.tsp_n < 4:
@@ -192,6 +196,7 @@ PRESETS = {
         prompt_steps=200,
         prompt_per_step=8,
         prompt_max_new_tokens=1024,
+        scorer_max_new_tokens=1024,
     ),  # fmt: skip
 }
 
@@ -416,6 +421,7 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
         scoring=preset.scoring, position=preset.position,
         meta_prompt_type=preset.meta_prompt_type, exemplar_selection=preset.exemplar_selection,
         threshold=SCORER_THRESHOLD[preset.scorer_style], eval_examples=evals,
+        max_new_tokens=preset.scorer_max_new_tokens,
     )  # fmt: skip
     only = preset.meta_prompt_type == "instructions_only"
     cfg = OPROConfig(steps=preset.prompt_steps, proposals_per_step=preset.prompt_per_step,

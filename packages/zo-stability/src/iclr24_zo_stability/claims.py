@@ -45,8 +45,9 @@ def _less_stable(metrics: Metrics, b: str, a: str):
     if finite(va) and finite(vb):
         margin = (MARGIN - 1) * metrics.mean(a)
         v = superiority(va, vb, margin=margin, higher_is_better=False)
-        ratio = metrics.mean(b) / metrics.mean(a)
-        return v, f"{name(b)}/{name(a)} x{ratio:.2f} ({metrics.gap(b, a)})"
+        mean_a = metrics.mean(a)  # 0 when no seed's run ever drew the differing example
+        ratio = f"x{metrics.mean(b) / mean_a:.2f}" if mean_a else "(a mean of 0)"
+        return v, f"{name(b)}/{name(a)} {ratio} ({metrics.gap(b, a)})"
     over = lambda v: {s: float(not np.isfinite(x)) for s, x in v.items()}  # noqa: E731
     v = superiority(over(va), over(vb), margin=MARGIN - 1, higher_is_better=False)
     n_a, n_b = int(sum(over(va).values())), int(sum(over(vb).values()))

@@ -104,6 +104,9 @@ class Preset:
             raise ValueError("epochs x n must be >= 10 steps and decay_after > 0")
         if self.n > 560:
             raise ValueError("n must be <= 560 (breast cancer has 569 examples)")
+        if "mlp-digits" in self.problems and self.components > min(self.n, 64):
+            # PCA fitted on the n training digits (8 x 8 = 64 pixels): sklearn would raise
+            raise ValueError("components must be <= n and <= 64 (the digits' PCA)")
 
 
 PRESETS = {
