@@ -117,6 +117,9 @@ class Preset:
     """CoLA (official run.py defaults for Cora; the paper preset takes each dataset's)."""
     dense_max_nodes: int = 20_000
     """Paper preset: graphs above this size skip the dense O(N^2) detectors (ogbn-arxiv)."""
+    max_cliques: int | None = None
+    """Paper preset: at most this many injected cliques per graph (None: the protocol's
+    count, Cora/CiteSeer 5, PubMed 20, ogbn-arxiv 200; a size cap for miniature graphs)."""
     efficiency_graph: str | None = "large"
     """The graph on which fit time and peak memory are measured (None: not measured)."""
     efficiency_repeats: int = 3
@@ -142,6 +145,8 @@ class Preset:
                 raise ValueError(f"{name}: epochs, rounds and batch sizes must be >= 1")
         if self.margin < 0:
             raise ValueError("margin must be >= 0")
+        if self.max_cliques is not None and self.max_cliques < 1:
+            raise ValueError("max_cliques must be >= 1 (or None)")
         if self.efficiency_repeats < 1:
             raise ValueError("efficiency_repeats must be >= 1")
         names = [g.name for g in self.graphs]
@@ -412,7 +417,8 @@ def run_paper(ctx: RunContext, preset: Preset) -> Report:
         for seed in progress(ctx.seeds, desc=name):
 
             def unit(s=seed, n=name):
-                g = load_dataset(n, root, download=ctx.download, seed=s)
+                g = load_dataset(n, root, download=ctx.download, seed=s,
+                                 max_cliques=preset.max_cliques)  # fmt: skip
                 pre, methods = for_dataset(preset, n, g.num_nodes)
                 return graph_unit(n, g, pre, s, ctx.torch_device, methods, ctx.log)
 
