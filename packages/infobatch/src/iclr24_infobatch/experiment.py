@@ -122,6 +122,9 @@ class Preset:
     """Prune ratios r of the saved-fraction sweep (empty: no sweep)."""
     sweep_deltas: tuple[float, ...] = (0.5, 0.875, 1.0)
     """Annealing deltas of the saved-fraction sweep."""
+    resnet_width: int = 64
+    """The CIFAR ResNets' first-stage width (official 64); smaller only to run the paper path
+    on CPU in a test."""
     timing_repeats: int = 7
     """Repeats of the interleaved timing (full data vs InfoBatch r = 0.5, epochs alternated,
     one thread; repeat k trains with seed k) on the first dataset; 0: no timing. Ours: the
@@ -145,6 +148,8 @@ class Preset:
                 raise ValueError(f"{m} takes its budget from infobatch_r{r:g}: add it to methods")
         if self.epochs < 1:
             raise ValueError("epochs must be >= 1")
+        if self.resnet_width < 1:
+            raise ValueError("resnet_width must be >= 1")
         if self.timing_repeats < 0:
             raise ValueError("timing_repeats must be >= 0")
         if not 0.0 <= self.delta <= 1.0 or any(not 0.0 <= d <= 1.0 for d in self.sweep_deltas):
@@ -188,10 +193,10 @@ def load_split(name: str, preset: Preset, ctx: RunContext) -> Split:
     return load_cifar(ctx.data_dir, name, download=ctx.download)
 
 
-def build_model(name: str, split: Split) -> torch.nn.Module:
+def build_model(name: str, split: Split, width: int = 64) -> torch.nn.Module:
     if name == "mlp":
         return mlp(split.x_train.shape[1], split.num_classes)
-    return {"resnet18": resnet18, "resnet50": resnet50}[name](split.num_classes)
+    return {"resnet18": resnet18, "resnet50": resnet50}[name](split.num_classes, width)
 
 
 def make_pruner(method: str, n: int, epochs: int, delta: float, seed: int,
@@ -220,13 +225,14 @@ class Runner:
     device: torch.device
     rank: int = 0
     distributed: bool = False
+    width: int = 64
 
     def trainer(self, split: Split, method: str, seed: int, lr: float, delta: float,
                 budget: dict | None = None) -> Trainer:  # fmt: skip
         """The run, built and not yet trained (epoch by epoch: ``Trainer.epoch``)."""
         seed_everything(seed)
         gen = torch.Generator().manual_seed(seed * 1000 + self.rank)  # augmentation
-        model = build_model(self.task.model, split)
+        model = build_model(self.task.model, split, self.width)
         pruner = make_pruner(method, len(split.y_train), self.epochs, delta, seed, budget,
                              self.distributed)  # fmt: skip
         cfg = replace(self.task.train, epochs=self.epochs, max_lr=lr)
@@ -338,7 +344,8 @@ def run(ctx: RunContext) -> Report:
     metrics, records, sweeps, tuning = Metrics(), {}, {}, {}
     for name in preset.datasets:
         split = load_split(name, preset, ctx)
-        runner = Runner(TASKS[name], preset.epochs, device, info.rank, info.is_distributed)
+        runner = Runner(TASKS[name], preset.epochs, device, info.rank, info.is_distributed,
+                        preset.resnet_width)  # fmt: skip
         ctx.log.info("%s: %d train / %d test, %d classes, %s, %d epochs", name,
                      len(split.y_train), len(split.y_test), split.num_classes,
                      runner.task.model, preset.epochs)  # fmt: skip
