@@ -70,7 +70,10 @@ def test_paper_preset_runs_on_miniature_cifar(tmp_path):
     tasks = res["tasks"]
     assert tasks["cifar10"]["model"] == "resnet18" and tasks["cifar100"]["model"] == "resnet50"
     assert tasks["cifar100"]["train"]["optimizer"] == "lars"
-    assert tasks["cifar100"]["train"]["batch_size"] == 256
+    assert tasks["cifar100"]["train"]["batch_size"] == 256 and tasks["cifar10"]["train"]["augment"]
+    assert res["tuning"] == {"cifar10": {}, "cifar100": {}}  # the official lrs, untuned
+    assert res["metrics"]["cifar10/full/max_lr"]["mean"] == 0.05
+    assert res["metrics"]["cifar100/full/max_lr"]["mean"] == 5.2
     assert res["config"]["epochs"] == 3 and res["config"]["datasets"] == ["cifar10", "cifar100"]
     # the timing ran its 2 repeats on the first dataset; the pruned epoch saved passes
     assert len(res["metrics"]["cifar10/interleaved/time_ratio"]["per_seed"]) == 2
