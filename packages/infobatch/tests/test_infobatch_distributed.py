@@ -27,7 +27,7 @@ def test_two_process_sharding_and_score_sync(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
            str(WORKER), str(tmp_path)]  # fmt: skip
-    # ~20 s on idle cores; 233 s once on 2 cores at load 12 (three torch imports starved)
+    # 233 s once on 2 shared cores at load average 12 (nice 15: the torch imports starved)
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=420, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     ok = sorted(p.name for p in tmp_path.glob("ok*"))
