@@ -4,8 +4,14 @@
 Checks, on every rank: the shards of each epoch are disjoint, equally long, and cover the
 kept indices but for a tail shorter than the world size; the scores stay identical on all
 ranks after updates; a short DDP training run with train_run works. Writes ``ok`` files.
+
+Then the equality run: InfoBatch trained with DDP (2 processes, batch 16 each) and, on rank 0,
+the same training in one process (batch 32, the same global batches); rank 0 writes both runs'
+kept sets per epoch, per-epoch losses, test accuracy and final weights to ``equality.json``
+for the test to compare.
 """
 
+import json
 import os
 import sys
 
@@ -73,7 +79,72 @@ def main(out_dir: str) -> None:
     assert res["saved_fraction"] > 0
     with open(os.path.join(out_dir, f"ok{info.rank}"), "w") as f:
         f.write(f"{res['test_acc']:.3f} {res['saved_fraction']:.4f}\n")
+    equality(out_dir, split, info.rank)
     cleanup()
+
+
+class Recorded:
+    """Records the global kept set of every epoch (the selection, before sharding)."""
+
+    def _select(self, epoch):
+        kept = super()._select(epoch)
+        self.kept_sets.append(sorted(int(i) for i in kept))
+        return kept
+
+
+class RecordedDistributed(Recorded, DistributedInfoBatch):
+    kept_sets: list
+
+
+class RecordedSingle(Recorded, InfoBatch):
+    """One process; each epoch's order loses the same tail as under 2 processes (the official
+    sampler's drop_last: at most 1 sample of an odd kept count), so that both runs train on
+    the same samples."""
+
+    kept_sets: list
+
+    def _shard(self, order):
+        return super()._shard(order[: (order.size // 2) * 2])
+
+
+EPOCHS, BATCH, SEED = 8, 16, 3
+
+
+def _train(split, pruner, batch):
+    torch.manual_seed(SEED)  # the same initial weights (DDP broadcasts rank 0's anyway)
+    model = mlp(split.x_train.shape[1], split.num_classes, hidden=32)
+    res = train_run(split, model, pruner, TrainConfig(epochs=EPOCHS, batch_size=batch, max_lr=0.3),
+                    "cpu")  # fmt: skip
+    weights = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    return res, weights
+
+
+def equality(out_dir, split, rank):
+    """DDP InfoBatch vs the same training in one process with the global batch."""
+    n = len(split.y_train)
+    ddp_pruner = RecordedDistributed(n, EPOCHS, prune_ratio=0.5, seed=SEED)
+    ddp_pruner.kept_sets = []
+    ddp, w_ddp = _train(split, ddp_pruner, BATCH)
+    # each rank's epoch loss is the mean of its batches' losses; the global batch's loss is
+    # the mean of the two ranks' (equal batch sizes), so the mean over ranks is the global one
+    losses = torch.tensor([ep["train_loss"] for ep in ddp["epochs"]], dtype=torch.float64)
+    dist.all_reduce(losses)
+    if rank != 0:
+        return
+    one_pruner = RecordedSingle(n, EPOCHS, prune_ratio=0.5, seed=SEED)
+    one_pruner.kept_sets = []
+    one, w_one = _train(split, one_pruner, 2 * BATCH)
+    out = {
+        "ddp": {"kept": ddp_pruner.kept_sets, "loss": (losses / 2).tolist(),
+                "test_acc": ddp["test_acc"], "saved": ddp["saved_fraction"],
+                "kept_per_epoch": ddp["kept_per_epoch"]},
+        "single": {"kept": one_pruner.kept_sets, "loss": [ep["train_loss"] for ep in one["epochs"]],
+                   "test_acc": one["test_acc"], "saved": one["saved_fraction"],
+                   "kept_per_epoch": one["kept_per_epoch"]},
+        "max_weight_diff": float((w_ddp - w_one).abs().max()),
+    }  # fmt: skip
+    with open(os.path.join(out_dir, "equality.json"), "w") as f:
+        json.dump(out, f)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,10 @@
 """Package-specific command-line behaviour (the common contract is tested in shared/tests):
 the preset's own validation, an interrupted run resumed to the same numbers (tuning, seeds
-and the r x delta sweep are units), and the paper preset's whole path on tiny CIFAR files."""
+and the r x delta sweep are units); the paper preset's whole path is
+test_infobatch_paper_path.py."""
 
 import json
-import pickle
 
-import numpy as np
 import pytest
 from iclr24_infobatch.experiment import main
 
@@ -68,32 +67,6 @@ def test_interrupted_run_resumes_to_the_same_numbers(tmp_path, monkeypatch):
     assert {"lossless/mixture", "saves-cost/mixture", "beats-random/mixture"} <= ids
     assert {c["id"] for c in a["checks"]} >= {"counters/mixture", "annealing/mixture",
                                                "equal-budget/mixture"}  # fmt: skip
-
-
-def _fake_cifar(folder, n=2):
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-        d = {b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-             b"labels": list(rng.integers(0, 10, n))}  # fmt: skip
-        (folder / name).write_bytes(pickle.dumps(d))
-
-
-@pytest.mark.slow
-def test_paper_preset_code_path_on_tiny_cifar_files(tmp_path):
-    """The paper preset's path (CIFAR from <data-dir>/infobatch/, augmentation, ResNet-18,
-    OneCycle at the official lr, no tuning) end to end on 12 fake images, 2 epochs."""
-    _fake_cifar(tmp_path / "data" / "infobatch" / "cifar-10-batches-py")
-    out = tmp_path / "paper"
-    argv = ["reproduce", "--preset", "paper", "--datasets", "cifar10", "--epochs", "2",
-            "--methods", "full", "infobatch_r0.5", "--data-dir", str(tmp_path / "data"),
-            "--out", str(out), "--device", "cpu"]  # fmt: skip
-    assert main(argv) == 0
-    res = json.loads((out / "results.json").read_text())
-    assert {c["id"] for c in res["claims"]} >= {"lossless/cifar10", "saves-cost/cifar10"}
-    assert res["tasks"]["cifar10"]["model"] == "resnet18"
-    assert res["tasks"]["cifar10"]["train"]["augment"] and res["tuning"]["cifar10"] == {}
-    assert res["metrics"]["cifar10/full/max_lr"]["mean"] == 0.05  # official cifar10 example
 
 
 def test_paper_preset_names_both_cifar_places(tmp_path, capsys):

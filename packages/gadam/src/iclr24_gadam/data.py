@@ -284,16 +284,19 @@ def load_ogb_raw(root: str | Path, name: str = "ogbn-arxiv", download: bool = Fa
     return Data(x=torch.from_numpy(x), edge_index=torch.from_numpy(_undirected_simple(ei, len(x))))
 
 
-def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0) -> Data:
+def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0,
+                 max_cliques: int | None = None) -> Data:  # fmt: skip
     """A paper dataset with labels and features normalised as the generated graphs'
     (:func:`normalize_features`): Planetoid graphs and ogbn-arxiv get injected anomalies
     (GADAM's protocol, clique size 15, 50 candidates, after normalisation as for the
-    generated graphs), the .mat graphs and PyGOD graphs carry their own labels."""
+    generated graphs), the .mat graphs and PyGOD graphs carry their own labels.
+    ``max_cliques`` caps the injected cliques (for miniature graphs; None: the protocol's)."""
     key = name.lower()
     root = Path(root)
     if key in PLANETOID:
         data = normalize_features(load_planetoid(root, key, download))
         cliques = {"cora": 5, "citeseer": 5, "pubmed": 20}[key]  # 150 / 150 / 600 anomalies
+        cliques = min(cliques, max_cliques or cliques)
         return inject_anomalies(data, clique_size=15, num_cliques=cliques, seed=seed)
     if key in MAT:
         return normalize_features(load_mat(root / f"{MAT[key]}.mat"))
@@ -301,5 +304,6 @@ def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: i
         return normalize_features(load_pygod(root / f"{PYGOD[key]}.pt"))
     if key in OGB:  # 200 cliques of 15 + 3000 contextual (our choice: not in the official code)
         data = normalize_features(load_ogb_raw(root, key, download))
-        return inject_anomalies(data, clique_size=15, num_cliques=200, seed=seed)
+        return inject_anomalies(data, clique_size=15, num_cliques=min(200, max_cliques or 200),
+                                seed=seed)  # fmt: skip
     raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from iclr24_common import Check, Claim, Metrics, non_inferiority, superiority, threshold
 
 SATURATED = ("digits",)  # full data is ~98%: only the lossless claim is made there
@@ -25,7 +27,10 @@ PAPER_SAVED = 0.40  # abstract: "On CIFAR10/100, ... InfoBatch losslessly saves 
 # Wall clock: the time saved must exceed half the share of passes saved, i.e. the per-seed
 # time ratio InfoBatch / full must lie below 1 - 0.5 x saved (ours, kept from v2: the paper's
 # O(1) per-sample overhead implies close to all of it; half leaves room for the per-epoch
-# scoring and sampling that full-data training does not do).
+# scoring and sampling that full-data training does not do). Judged on the interleaved timing:
+# per repeat, InfoBatch r = 0.5's summed epoch seconds over full data's, the two trained side
+# by side one epoch each in turn at one thread (the per-seed runs' own times, trained minutes
+# apart, moved between 0.48 and 0.91 in one run and flipped the verdict on a resume).
 TIME_EFFICIENCY = 0.5
 
 # Paper Table 1 (ResNet-18, top-1 %, prune ratios 30 / 50 / 70%). The paper's PDF could not
@@ -82,22 +87,12 @@ def _lossless(m: Metrics, ds: str) -> list[Claim]:
     )]  # fmt: skip
 
 
-def _time_ratios(m: Metrics, ds: str) -> dict[int, float]:
-    """Per seed: InfoBatch r = 0.5's training time over full data's (same seed, same run)."""
-    t_ib = m.by_seed(f"{ds}/infobatch_r0.5/train_seconds")
-    t_full = m.by_seed(f"{ds}/full/train_seconds")
-    return {s: t_ib[s] / t_full[s] for s in sorted(set(t_ib) & set(t_full))}
-
-
 def _saving(m: Metrics, ds: str) -> list[Claim]:
     name = f"{ds}/infobatch_r0.5/saved_fraction"
-    if name not in m or f"{ds}/full/train_seconds" not in m:
+    if name not in m:
         return []
     low_name = f"{ds}/infobatch_r0.5/low_fraction"  # absent when no epoch pruned
     low = f"{m.mean(low_name):.2f}" if low_name in m else "n/a"
-    ratios = _time_ratios(m, ds)
-    saved = m.mean(name)
-    bound = 1 - TIME_EFFICIENCY * saved  # the time ratio if half the saved passes' share is saved
     return [
         Claim(
             id=f"saves-cost/{ds}",
@@ -111,18 +106,34 @@ def _saving(m: Metrics, ds: str) -> list[Claim]:
             f"{PAPER_SAVED}",
             test=threshold(m.by_seed(name), threshold=PAPER_SAVED),
         ),
+        *_wall_clock(m, ds),
+    ]
+
+
+def _wall_clock(m: Metrics, ds: str) -> list[Claim]:
+    key = f"{ds}/interleaved/time_ratio"
+    if key not in m:
+        return []
+    ratios = m.by_seed(key)  # repeat k -> InfoBatch / full seconds
+    r = np.array(list(ratios.values()))
+    saved = m.mean(f"{ds}/interleaved/saved_fraction")
+    bound = 1 - TIME_EFFICIENCY * saved  # the time ratio if half the saved passes' share is saved
+    q1, med, q3 = np.percentile(r, [25, 50, 75])
+    return [
         Claim(
             id=f"wall-clock/{ds}",
             statement="the skipped passes turn into saved training time",
             paper="Sec. 3.3 / Table 1: O(1) per-sample cost, overall training time saved "
             "~ tracks the pruned samples",
-            measured=f"InfoBatch/full training time per seed "
-            f"{', '.join(f'{r:.2f}' for r in ratios.values())} (means "
-            f"{m.mean(f'{ds}/infobatch_r0.5/train_seconds'):.2f} s / "
-            f"{m.mean(f'{ds}/full/train_seconds'):.2f} s); passes saved {saved:.3f}",
-            criterion=f"per-seed training time InfoBatch r = 0.5 / full data (same run, same "
-            f"threads) vs 1 - {TIME_EFFICIENCY} x passes saved = {bound:.3f} (ours: at least "
-            "half the skipped passes' share saved as time)",
+            measured=f"InfoBatch/full training time, {len(r)} interleaved repeats at 1 "
+            f"thread: median {med:.3f} (quartiles {q1:.3f}-{q3:.3f}, range {r.min():.3f}-"
+            f"{r.max():.3f}; per repeat {', '.join(f'{x:.3f}' for x in r)}); summed epoch "
+            f"seconds {m.mean(f'{ds}/interleaved/infobatch_seconds'):.2f} s vs "
+            f"{m.mean(f'{ds}/interleaved/full_seconds'):.2f} s (means); passes saved "
+            f"{saved:.3f}",
+            criterion=f"per repeat, training time InfoBatch r = 0.5 / full data (their epochs "
+            f"interleaved in one process at 1 thread) vs 1 - {TIME_EFFICIENCY} x passes saved "
+            f"= {bound:.3f} (ours: at least half the skipped passes' share saved as time)",
             test=threshold(ratios, threshold=bound, higher_is_better=False),
         ),
     ]

@@ -6,8 +6,10 @@ the training set (the same grid and rule for the method and its baselines); then
 full-data training, InfoBatch at r = 0.3 / 0.5 / 0.7 and the two dynamic baselines at
 InfoBatch r = 0.7's budget (random pruning with its per-epoch kept counts, hard pruning with
 its total budget) train on the whole training set and are scored on the test set; on the
-first dataset, one seed of InfoBatch over a grid of r and delta measures the saved fraction.
-Every finished training run is a unit (``ctx.cached``), so ``--resume`` continues a run.
+first dataset, one seed of InfoBatch over a grid of r and delta measures the saved fraction,
+and one unit times full data against InfoBatch r = 0.5 epoch by epoch, interleaved, over
+``timing_repeats`` repeats at one thread (the wall-clock claim). Every finished training run is
+a unit (``ctx.cached``), so ``--resume`` continues a run.
 
 Presets: ``smoke`` (a small generated task, 1 seed), ``default`` (the generated task that
 full-data training leaves far from 100%, every claim, and the saturated digits, the lossless
@@ -32,6 +34,7 @@ from iclr24_common import (
     init_distributed,
     preset_option,
     seed_everything,
+    torch_threads,
 )
 
 from .baselines import FullData, HardPruning, RandomPruning
@@ -40,7 +43,7 @@ from .data import Split, load_cifar, load_digits_split, locate_cifar, make_mixtu
 from .figures import plot_epoch_sizes, plot_sweep
 from .infobatch import DynamicPruner, InfoBatch
 from .models import mlp, resnet18, resnet50
-from .train import TrainConfig, train_run
+from .train import TrainConfig, Trainer
 
 PAPER = Paper(
     title="InfoBatch: Lossless Training Speed Up by Unbiased Dynamic Data Pruning",
@@ -119,6 +122,13 @@ class Preset:
     """Prune ratios r of the saved-fraction sweep (empty: no sweep)."""
     sweep_deltas: tuple[float, ...] = (0.5, 0.875, 1.0)
     """Annealing deltas of the saved-fraction sweep."""
+    resnet_width: int = 64
+    """The CIFAR ResNets' first-stage width (official 64); smaller only to run the paper path
+    on CPU in a test."""
+    timing_repeats: int = 7
+    """Repeats of the interleaved timing (full data vs InfoBatch r = 0.5, epochs alternated,
+    one thread; repeat k trains with seed k) on the first dataset; 0: no timing. Ours: the
+    per-repeat time ratios carry the wall-clock claim, so their spread is its SE."""
 
     def __post_init__(self):
         for name in ("seeds", "datasets", "methods", "lr_grid", "sweep_ratios", "sweep_deltas"):
@@ -138,6 +148,10 @@ class Preset:
                 raise ValueError(f"{m} takes its budget from infobatch_r{r:g}: add it to methods")
         if self.epochs < 1:
             raise ValueError("epochs must be >= 1")
+        if self.resnet_width < 1:
+            raise ValueError("resnet_width must be >= 1")
+        if self.timing_repeats < 0:
+            raise ValueError("timing_repeats must be >= 0")
         if not 0.0 <= self.delta <= 1.0 or any(not 0.0 <= d <= 1.0 for d in self.sweep_deltas):
             raise ValueError("delta and sweep_deltas must be in [0, 1]")
         if any(not 0.0 <= r < 1.0 for r in self.sweep_ratios):
@@ -154,9 +168,11 @@ PRESETS = {
     "smoke": Preset(seeds=(0,), datasets=("mixture",), epochs=8, n_train=3000, n_test=1000,
                     methods=("full", "infobatch_r0.5", "infobatch_r0.7", "random_r0.7",
                              "hard_r0.7"),
-                    lr_grid=(0.05, 0.1), sweep_ratios=(0.5, 0.9), sweep_deltas=(0.875, 1.0)),
+                    lr_grid=(0.05, 0.1), sweep_ratios=(0.5, 0.9), sweep_deltas=(0.875, 1.0),
+                    timing_repeats=3),
     "default": Preset(),
-    "paper": Preset(seeds=(0,), datasets=CIFAR, epochs=200, lr_grid=(), sweep_ratios=()),
+    "paper": Preset(seeds=(0,), datasets=CIFAR, epochs=200, lr_grid=(), sweep_ratios=(),
+                    timing_repeats=2),  # 2: the fewest with an SE (each repeat is 2 runs)
 }  # fmt: skip
 
 
@@ -177,10 +193,10 @@ def load_split(name: str, preset: Preset, ctx: RunContext) -> Split:
     return load_cifar(ctx.data_dir, name, download=ctx.download)
 
 
-def build_model(name: str, split: Split) -> torch.nn.Module:
+def build_model(name: str, split: Split, width: int = 64) -> torch.nn.Module:
     if name == "mlp":
         return mlp(split.x_train.shape[1], split.num_classes)
-    return {"resnet18": resnet18, "resnet50": resnet50}[name](split.num_classes)
+    return {"resnet18": resnet18, "resnet50": resnet50}[name](split.num_classes, width)
 
 
 def make_pruner(method: str, n: int, epochs: int, delta: float, seed: int,
@@ -209,16 +225,25 @@ class Runner:
     device: torch.device
     rank: int = 0
     distributed: bool = False
+    width: int = 64
 
-    def __call__(self, split: Split, method: str, seed: int, lr: float, delta: float,
-                 budget: dict | None = None) -> dict:  # fmt: skip
+    def trainer(self, split: Split, method: str, seed: int, lr: float, delta: float,
+                budget: dict | None = None) -> Trainer:  # fmt: skip
+        """The run, built and not yet trained (epoch by epoch: ``Trainer.epoch``)."""
         seed_everything(seed)
         gen = torch.Generator().manual_seed(seed * 1000 + self.rank)  # augmentation
-        model = build_model(self.task.model, split)
+        model = build_model(self.task.model, split, self.width)
         pruner = make_pruner(method, len(split.y_train), self.epochs, delta, seed, budget,
                              self.distributed)  # fmt: skip
         cfg = replace(self.task.train, epochs=self.epochs, max_lr=lr)
-        return {**train_run(split, model, pruner, cfg, self.device, gen), "max_lr": lr}
+        return Trainer(split, model, pruner, cfg, self.device, gen)
+
+    def __call__(self, split: Split, method: str, seed: int, lr: float, delta: float,
+                 budget: dict | None = None) -> dict:  # fmt: skip
+        trainer = self.trainer(split, method, seed, lr, delta, budget)
+        for _ in range(self.epochs):
+            trainer.epoch()
+        return {**trainer.result(), "max_lr": lr}
 
 
 # ------------------------------------------------------------------ the measurements
@@ -270,6 +295,35 @@ def sweep(ctx: RunContext, name: str, split: Split, runner: Runner, lr: float) -
     return out
 
 
+TIMED = ("full", "infobatch_r0.5")  # the wall-clock claim's pair
+
+
+def interleaved_timing(ctx: RunContext, split: Split, runner: Runner, lrs: dict) -> dict:
+    """Full data and InfoBatch r = 0.5 trained side by side, one epoch of each in turn (the
+    one that goes first alternates every epoch and every repeat), at one thread, so that both
+    see the same load of a shared machine; repeat k trains with seed k. Per repeat: each
+    method's summed epoch seconds, their ratio and InfoBatch's share of passes saved."""
+    out: dict[str, list[float]] = {"full_seconds": [], "infobatch_seconds": [], "time_ratio": [],
+                                   "saved_fraction": []}  # fmt: skip
+    with torch_threads(1):  # one thread: no spinning OpenMP pool fighting other processes
+        for k in range(ctx.preset.timing_repeats):
+            trainers = [runner.trainer(split, m, k, lrs[m], ctx.preset.delta) for m in TIMED]
+            secs = [0.0, 0.0]
+            for epoch in range(runner.epochs):
+                order = (0, 1) if (epoch + k) % 2 == 0 else (1, 0)
+                for i in order:
+                    secs[i] += trainers[i].epoch()
+            out["full_seconds"].append(secs[0])
+            out["infobatch_seconds"].append(secs[1])
+            out["time_ratio"].append(secs[1] / secs[0])
+            out["saved_fraction"].append(trainers[1].pruner.saved_fraction())
+    ctx.log.info("interleaved timing, %d repeats at 1 thread: InfoBatch/full time ratios %s "
+                 "(median %.3f)", len(out["time_ratio"]),
+                 ", ".join(f"{r:.3f}" for r in out["time_ratio"]),
+                 float(np.median(out["time_ratio"])))  # fmt: skip
+    return out
+
+
 def _add(metrics: Metrics, prefix: str, seed: int, rec: dict) -> None:
     for key in ("test_acc", "saved_fraction", "predicted_saved_fraction", "low_fraction",
                 "train_seconds", "max_lr"):  # fmt: skip
@@ -290,7 +344,8 @@ def run(ctx: RunContext) -> Report:
     metrics, records, sweeps, tuning = Metrics(), {}, {}, {}
     for name in preset.datasets:
         split = load_split(name, preset, ctx)
-        runner = Runner(TASKS[name], preset.epochs, device, info.rank, info.is_distributed)
+        runner = Runner(TASKS[name], preset.epochs, device, info.rank, info.is_distributed,
+                        preset.resnet_width)  # fmt: skip
         ctx.log.info("%s: %d train / %d test, %d classes, %s, %d epochs", name,
                      len(split.y_train), len(split.y_test), split.num_classes,
                      runner.task.model, preset.epochs)  # fmt: skip
@@ -305,6 +360,12 @@ def run(ctx: RunContext) -> Report:
             sweeps[name] = sweep(ctx, name, split, runner, lr)
             for (r, d), rec in sweeps[name].items():
                 _add(metrics, f"{name}/sweep-r{r:g}-d{d:g}/", ctx.seeds[0], rec)
+        if name == preset.datasets[0] and preset.timing_repeats and set(TIMED) <= set(lrs):
+            timing = ctx.cached(f"{name}/interleaved-timing",
+                                lambda s=split, r=runner, lr=lrs: interleaved_timing(ctx, s, r, lr))  # fmt: skip
+            for key, values in timing.items():
+                for k, v in enumerate(values):  # repeat k trained with seed k
+                    metrics.add(f"{name}/interleaved/{key}", k, v)
     ctx.save_figure(plot_epoch_sizes(records, preset, ctx.seeds[0]), "epoch_sizes.png")
     for name, grid in sweeps.items():
         ctx.save_figure(plot_sweep(grid, name, preset, metrics), f"saved_fraction_{name}.png")

@@ -65,15 +65,16 @@ def _shortcut(cin: int, cout: int, stride: int) -> nn.Module:
 
 
 class CifarResNet(nn.Module):
-    """ResNet for 32x32 images: x (B, 3, 32, 32) -> logits (B, num_classes)."""
+    """ResNet for 32x32 images: x (B, 3, 32, 32) -> logits (B, num_classes). ``width``: the
+    first stage's channels (64, the official; the stages have width x 1, 2, 4, 8)."""
 
-    def __init__(self, block, num_blocks: list[int], num_classes: int):
+    def __init__(self, block, num_blocks: list[int], num_classes: int, width: int = 64):
         super().__init__()
         self.stem = nn.Sequential(
-            nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU()
+            nn.Conv2d(3, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU()
         )
-        layers, cin = [], 64
-        for i, (planes, n) in enumerate(zip([64, 128, 256, 512], num_blocks)):
+        layers, cin = [], width
+        for i, (planes, n) in enumerate(zip([width * k for k in (1, 2, 4, 8)], num_blocks)):
             for j in range(n):
                 layers.append(block(cin, planes, 2 if (i > 0 and j == 0) else 1))
                 cin = planes * block.expansion
@@ -85,12 +86,12 @@ class CifarResNet(nn.Module):
         return self.fc(torch.flatten(F.adaptive_avg_pool2d(out, 1), 1))
 
 
-def resnet18(num_classes: int) -> CifarResNet:
-    return CifarResNet(_Basic, [2, 2, 2, 2], num_classes)
+def resnet18(num_classes: int, width: int = 64) -> CifarResNet:
+    return CifarResNet(_Basic, [2, 2, 2, 2], num_classes, width)
 
 
-def resnet50(num_classes: int) -> CifarResNet:
-    return CifarResNet(_Bottleneck, [3, 4, 6, 3], num_classes)
+def resnet50(num_classes: int, width: int = 64) -> CifarResNet:
+    return CifarResNet(_Bottleneck, [3, 4, 6, 3], num_classes, width)
 
 
 class LARS(torch.optim.Optimizer):

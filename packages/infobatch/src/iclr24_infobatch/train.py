@@ -69,6 +69,88 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     raise ValueError(f"unknown optimizer {cfg.optimizer!r}; use sgd or lars")
 
 
+class Trainer:
+    """One training run, stepped an epoch at a time: :meth:`epoch` trains the next epoch drawn
+    by ``pruner`` and returns its wall time (evaluation excluded); :meth:`result` scores the
+    model. :func:`train_run` runs it to the end; the interleaved timing alternates the epochs
+    of two trainers (full data and InfoBatch) so that both see the same machine load."""
+
+    def __init__(self, split: Split, model: nn.Module, pruner: DynamicPruner, cfg: TrainConfig,
+                 device: torch.device | str = "cpu", generator: torch.Generator | None = None):  # fmt: skip
+        self.device = device = torch.device(device)
+        self.split, self.pruner, self.cfg, self.generator = split, pruner, cfg, generator
+        model.to(device)
+        self.xtr, self.ytr = split.x_train.to(device), split.y_train.to(device)
+        n = self.xtr.shape[0]
+        if len(pruner) != n:
+            raise ValueError(f"pruner covers {len(pruner)} samples, the training set has {n}")
+        if pruner.world_size > 1:
+            model = nn.parallel.DistributedDataParallel(model)
+        self.model = model
+        self.opt = make_optimizer(model, cfg)
+        steps_full = math.ceil(math.ceil(n / pruner.world_size) / cfg.batch_size)
+        onecycle = torch.optim.lr_scheduler.OneCycleLR(
+            self.opt, cfg.max_lr, total_steps=cfg.epochs * steps_full, pct_start=cfg.pct_start,
+            div_factor=cfg.div_factor, final_div_factor=cfg.final_div,
+        )  # fmt: skip
+        self.sched = EpochProgressScheduler(onecycle, steps_full)
+        self.epochs: list[dict] = []
+        self.train_seconds = 0.0
+        model.train()
+
+    def epoch(self) -> float:
+        """Train the next epoch; return its wall time in seconds."""
+        cfg, pruner, model, device = self.cfg, self.pruner, self.model, self.device
+        epoch = len(self.epochs)
+        if epoch >= cfg.epochs:
+            raise RuntimeError(f"all {cfg.epochs} epochs have been trained")
+        steps = math.ceil(pruner.epoch_length() / cfg.batch_size)
+        self.sched.begin_epoch(epoch, steps)
+        seen = torch.zeros(len(self.ytr), dtype=torch.bool)
+        w_min, w_max, loss_sum, nb = math.inf, -math.inf, 0.0, 0
+        t0 = time.perf_counter()
+        for idx in pruner.batches(cfg.batch_size):
+            x, y = self.xtr[idx.to(device)], self.ytr[idx.to(device)]
+            if cfg.augment:
+                x = augment_crop_flip(x, self.generator)
+            per_sample = F.cross_entropy(model(x), y, reduction="none",
+                                         label_smoothing=cfg.label_smoothing)  # fmt: skip
+            w = pruner.weights[idx]  # the weights this batch is trained with
+            loss = pruner.update(per_sample, idx)
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+            self.sched.step()
+            seen[idx] = True
+            w_min, w_max = min(w_min, float(w.min())), max(w_max, float(w.max()))
+            loss_sum, nb = loss_sum + float(loss.detach()), nb + 1
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        seconds = time.perf_counter() - t0
+        self.train_seconds += seconds
+        self.epochs.append({"samples": int(seen.sum()), "weight_min": w_min, "weight_max": w_max,
+                            "train_loss": loss_sum / max(nb, 1)})  # fmt: skip
+        return seconds
+
+    def result(self) -> dict:
+        """The test accuracy, the training wall time, the pass counters and per-epoch records."""
+        model, pruner, split, device = self.model, self.pruner, self.split, self.device
+        net = model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+        return {
+            "test_acc": accuracy(
+                net, split.x_test.to(device), split.y_test.to(device), self.cfg.eval_batch
+            ),  # fmt: skip
+            "train_seconds": self.train_seconds,
+            "saved_fraction": pruner.saved_fraction(),
+            "predicted_saved_fraction": pruner.predicted_saved_fraction(),
+            "forward_passes": pruner.forward_passes,
+            "full_passes": pruner.full_passes,
+            "kept_per_epoch": list(pruner.kept_per_epoch),
+            "low_fraction": pruner.low_fraction() if hasattr(pruner, "low_fraction") else None,
+            "epochs": self.epochs,
+        }
+
+
 def train_run(
     split: Split,
     model: nn.Module,
@@ -79,59 +161,7 @@ def train_run(
 ) -> dict:
     """Train ``model`` for ``cfg.epochs`` epochs drawn by ``pruner``; return the test accuracy,
     the training wall time (evaluation excluded), the pass counters and per-epoch records."""
-    device = torch.device(device)
-    model.to(device)
-    xtr, ytr = split.x_train.to(device), split.y_train.to(device)
-    n = xtr.shape[0]
-    if len(pruner) != n:
-        raise ValueError(f"pruner covers {len(pruner)} samples, the training set has {n}")
-    if pruner.world_size > 1:
-        model = nn.parallel.DistributedDataParallel(model)
-    opt = make_optimizer(model, cfg)
-    steps_full = math.ceil(math.ceil(n / pruner.world_size) / cfg.batch_size)
-    onecycle = torch.optim.lr_scheduler.OneCycleLR(
-        opt, cfg.max_lr, total_steps=cfg.epochs * steps_full, pct_start=cfg.pct_start,
-        div_factor=cfg.div_factor, final_div_factor=cfg.final_div,
-    )  # fmt: skip
-    sched = EpochProgressScheduler(onecycle, steps_full)
-    epochs: list[dict] = []
-    train_seconds = 0.0
-    model.train()
-    for epoch in range(cfg.epochs):
-        steps = math.ceil(pruner.epoch_length() / cfg.batch_size)
-        sched.begin_epoch(epoch, steps)
-        seen = torch.zeros(n, dtype=torch.bool)
-        w_min, w_max, loss_sum, nb = math.inf, -math.inf, 0.0, 0
-        t0 = time.perf_counter()
-        for idx in pruner.batches(cfg.batch_size):
-            x, y = xtr[idx.to(device)], ytr[idx.to(device)]
-            if cfg.augment:
-                x = augment_crop_flip(x, generator)
-            per_sample = F.cross_entropy(model(x), y, reduction="none",
-                                         label_smoothing=cfg.label_smoothing)  # fmt: skip
-            w = pruner.weights[idx]  # the weights this batch is trained with
-            loss = pruner.update(per_sample, idx)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
-            seen[idx] = True
-            w_min, w_max = min(w_min, float(w.min())), max(w_max, float(w.max()))
-            loss_sum, nb = loss_sum + float(loss.detach()), nb + 1
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        train_seconds += time.perf_counter() - t0
-        epochs.append({"samples": int(seen.sum()), "weight_min": w_min, "weight_max": w_max,
-                       "train_loss": loss_sum / max(nb, 1)})  # fmt: skip
-    net = model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
-    return {
-        "test_acc": accuracy(net, split.x_test.to(device), split.y_test.to(device), cfg.eval_batch),
-        "train_seconds": train_seconds,
-        "saved_fraction": pruner.saved_fraction(),
-        "predicted_saved_fraction": pruner.predicted_saved_fraction(),
-        "forward_passes": pruner.forward_passes,
-        "full_passes": pruner.full_passes,
-        "kept_per_epoch": list(pruner.kept_per_epoch),
-        "low_fraction": pruner.low_fraction() if hasattr(pruner, "low_fraction") else None,
-        "epochs": epochs,
-    }
+    trainer = Trainer(split, model, pruner, cfg, device, generator)
+    for _ in range(cfg.epochs):
+        trainer.epoch()
+    return trainer.result()
