@@ -126,7 +126,10 @@ class TSEncoder(nn.Module):
         h = h * keep.unsqueeze(-1)
         z = self.feature_extractor(h.transpose(1, 2))  # (B, D, T)
         if self.kernels:  # CoST trend head: causal convolutions, averaged; no dropout (official)
-            z = torch.stack([conv(z)[..., : z.size(-1)] for conv in self.tfd]).mean(0)
+            # official: conv with padding k - 1 on both sides, the last k - 1 outputs cut; the
+            # same outputs from a left padding alone, without computing the cut ones
+            z = torch.stack([F.conv1d(F.pad(z, (k - 1, 0)), conv.weight, conv.bias)
+                             for k, conv in zip(self.kernels, self.tfd)]).mean(0)  # fmt: skip
             return z.transpose(1, 2)
         return self.repr_dropout(z.transpose(1, 2))
 
