@@ -2,7 +2,7 @@
 the ETDataset layout and the 30 UEA sets as the archive's .ts files, through the real CLI
 (``reproduce --preset paper --data-dir``), with ``--set`` capping sizes only.
 
-What is reduced (everything else is the paper preset's): seeds 0, 1 (paper 0, 1, 2); AutoTCL 1
+What is reduced (everything else is the paper preset's): seed 0 (paper 0, 1, 2); AutoTCL 1
 epoch (115), TS2Vec and the UEA budget 1 iteration (200); the encoder at the paper's architecture
 (the official CoST encoder: dilated residual blocks + the trend head of kernels 1..128) with a
 reduced width: 8 hidden, 2 blocks, 8 out (64, 10, 320), the augmentation trunk 8 hidden, 1 block,
@@ -101,7 +101,7 @@ def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
     assert set(UEA_FORMAT) == set(UEA30)
     write_miniatures(tmp_path / "data")
     sizes = {
-        "seeds": "0,1",
+        "seeds": "0",
         "autotcl_epochs": 1,
         "ts2vec_iters": 1,
         "uea_iters": 1,
@@ -117,9 +117,9 @@ def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
     ids = {c["id"] for c in res["claims"]}
     forecasting = {"forecast/vs-ts2vec", "forecast/vs-random-mask", "forecast/vs-raw-lag"}
     assert ids == forecasting | {f"classify/{name}-vs-ts2vec" for name in UEA30}
-    assert all(c["test"]["n"] == 2 for c in res["claims"])  # paired over both seeds
+    assert all(c["test"]["n"] == 1 for c in res["claims"])  # one seed: each claim computed
     metrics = res["metrics"]
-    assert metrics["autotcl/iters"]["per_seed"] == [1.0, 1.0]  # 33 windows of 257, batch 32
+    assert metrics["autotcl/iters"]["per_seed"] == [1.0]  # 33 windows of 257, batch 32
     for h in (24, 48, 168, 336, 720):  # the paper's five ETTh1 horizons
         assert np.isfinite(metrics[f"autotcl/mse_h{h}"]["mean"])
     assert {c["verdict"] for c in res["claims"]} <= {"holds", "fails", "inconclusive"}
