@@ -98,8 +98,9 @@ class TSEncoder(nn.Module):
     ``input_fc`` (C -> hidden), a timestamp mask in training (``mask_mode``), ``depth``
     dilated residual blocks and a final block to ``output_dims``, dropout 0.1. Parameter names
     match the official ``models/encoder.py`` so its state dicts load. With ``trend_head=True``
-    the CoST trend head is added (causal convolutions of kernels 1..128, averaged), as in the
-    official AutoTCL forecasting script.
+    it is the official AutoTCL ``CoSTEncoder`` (``models/CoTs_encoder.py``, AslanDing/AutoTCL
+    2ca0060): CoST's trend head (causal convolutions of kernels 1..128 on the dilated network's
+    output, averaged) and, as there, no dropout on the trend path (``repr_dropout`` unused).
     """
 
     def __init__(self, input_dims: int, output_dims: int = 320, hidden_dims: int = 64,
@@ -124,8 +125,12 @@ class TSEncoder(nn.Module):
         keep = timestamp_mask(kind, h.size(0), h.size(1), h.device) & observed
         h = h * keep.unsqueeze(-1)
         z = self.feature_extractor(h.transpose(1, 2))  # (B, D, T)
-        if self.kernels:  # CoST trend head: causal convolutions, averaged over kernels
-            z = torch.stack([conv(z)[..., : z.size(-1)] for conv in self.tfd]).mean(0)
+        if self.kernels:  # CoST trend head: causal convolutions, averaged; no dropout (official)
+            # official: conv with padding k - 1 on both sides, the last k - 1 outputs cut; the
+            # same outputs from a left padding alone, without computing the cut ones
+            z = torch.stack([F.conv1d(F.pad(z, (k - 1, 0)), conv.weight, conv.bias)
+                             for k, conv in zip(self.kernels, self.tfd)]).mean(0)  # fmt: skip
+            return z.transpose(1, 2)
         return self.repr_dropout(z.transpose(1, 2))
 
 
@@ -146,17 +151,21 @@ def hard_concrete(logits, gumbel_bias=0.05, gamma=-0.05, zeta=1.0, training=True
 class AugmentationNet(nn.Module):
     """The parametric augmentation: x' = g(x) * m(h(x)) * x.
 
-    ``trunk`` is a shallow TS2Vec encoder to ``aug_dim`` features (official ETTh1 config:
-    aug_depth 1, aug_dim 16, hidden 64), ``h`` and ``g`` one linear layer each to the input's
-    channels with a sigmoid (official ``factor_augnet``, ``augmentation_projector``). With
+    ``trunk`` is the official ``augsharenet`` (``AutoTCL_CoST.py``, AslanDing/AutoTCL 2ca0060): a
+    shallow CoST encoder with the trend head to ``aug_dim`` features, never timestamp-masked and
+    without dropout (official run: aug_dim 16, hidden 64, depth 3, AutoTCL's default
+    ``aug_depth=3``: the training script does not pass the config's ``aug_depth``); ``h`` and
+    ``g`` one linear layer each to the input's channels with a sigmoid (official
+    ``factor_augnet``, ``augmentation_projector``; ``agu_channel`` = the channels). With
     ``faithful_quirks`` h's sigmoid output in (0, 1) is used as the mask logit, as the official
     code does; otherwise h is a free logit."""
 
     def __init__(self, input_dims: int, aug_dim: int = 16, hidden_dims: int = 64,
-                 depth: int = 1, gumbel_bias: float = 0.05, gamma_zeta: float = 0.05,
+                 depth: int = 3, gumbel_bias: float = 0.05, gamma_zeta: float = 0.05,
                  hard_mask: bool = True, faithful_quirks: bool = True):  # fmt: skip
         super().__init__()
-        self.trunk = TSEncoder(input_dims, aug_dim, hidden_dims, depth, "all_true", dropout=0.0)
+        self.trunk = TSEncoder(input_dims, aug_dim, hidden_dims, depth, "all_true", dropout=0.0,
+                               trend_head=True)  # fmt: skip
         self.h = nn.Linear(aug_dim, input_dims)
         self.g = nn.Linear(aug_dim, input_dims)
         self.gumbel_bias, self.gamma, self.hard = gumbel_bias, -gamma_zeta, hard_mask
@@ -343,18 +352,20 @@ class AutoTCL(Encodes):
     """AutoTCL with the TS2Vec-like API: ``fit(train)`` then ``encode(data, causal=True,
     sliding_length=1, sliding_padding=200)``.
 
-    Defaults are the official ETTh1-univariate config (``config.py``: batch 32, lr 1e-5,
-    meta_lr 0.012, max_train_length 257, aug_depth 1, aug_dim 16, hidden 64, depth 10,
+    Defaults are the official ETTh1-univariate config (``config.py`` at AslanDing/AutoTCL
+    2ca0060, 2024-03-23: batch 32, lr 3e-5, meta_lr 0.01, max_train_length 257, aug_dim 16,
+    hidden 64, depth 10,
     gumbel_bias 0.05, gamma_zeta 0.05, hard mask, local_weight 0.3, reg_weight 0.003,
-    regular_weight 0, 100 epochs) and the training script (repr_dims 320, iters 4000).
+    regular_weight 0, 115 epochs), the training script (repr_dims 320, iters 4000) and
+    ``AutoTCL``'s own default aug_depth 3 (the script does not pass the config's aug_depth 1).
     ``augmentation="random"`` replaces the learned view with a fixed random mask keeping each
     element with probability ``keep_ratio`` (an ablation; nothing else changes).
     """
 
     def __init__(self, input_dims: int, output_dims: int = 320, hidden_dims: int = 64,
                  depth: int = 10, encoder: str = "ts2vec", aug_dim: int = 16,
-                 aug_depth: int = 1, aug_hidden_dims: int = 64, lr: float = 1e-5,
-                 meta_lr: float = 0.012, batch_size: int = 32, max_train_length: int = 257,
+                 aug_depth: int = 3, aug_hidden_dims: int = 64, lr: float = 3e-5,
+                 meta_lr: float = 0.01, batch_size: int = 32, max_train_length: int = 257,
                  gumbel_bias: float = 0.05, gamma_zeta: float = 0.05, hard_mask: bool = True,
                  local_weight: float = 0.3, reg_weight: float = 0.003,
                  regular_weight: float = 0.0, reg_threshold: float = 0.4, ratio_step: int = 1,
@@ -416,7 +427,7 @@ class AutoTCL(Encodes):
         self.net.update_parameters(self._net)
         return float(loss.detach())
 
-    def fit(self, train_data, n_epochs: int | None = 100, n_iters: int | None = 4000,
+    def fit(self, train_data, n_epochs: int | None = 115, n_iters: int | None = 4000,
             progress=None) -> list[float]:  # fmt: skip
         """Alternating updates over windows of ``train_data`` (N, T, C); stops at
         ``n_epochs`` or ``n_iters``, whichever comes first. -> the encoder loss per epoch."""
