@@ -13,6 +13,9 @@ class Stub:
     def eval(self):
         return self
 
+    def parameters(self):  # where the batch goes (the model's device)
+        return iter([self.binding])
+
     def components(self, keys, values, flags):
         return None, self.binding, None
 

@@ -1,10 +1,81 @@
 """The TPR-RNN backbone: its update rule, shapes, the decomposition switch, and learning a toy
 binding task (who is where) in a few steps."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from iclr24_aid import TPRRNN, tpr_update
+
+# Fixture (provenance: tests/fixtures/make_official_tprrnn.py, which wrote it): the logits of the
+# official TPR-RNN + AID (taewonpark/AID @ 1ca659e, bAbItask/AID_with_TPRRNN/models/AID.py,
+# TprRnn) and of the TPR-RNN port it builds on (APodolskiy/TPR-RNN-Torch @ 81cfdca,
+# tpr_rnn/model/tpr_rnn.py, TprRnn), each at its own initialisation (seed 0), eval mode, the
+# official train.py config (entity 90, role 20, hidden 40, LN), vocabulary 16, 6 words a
+# sentence, stories (3, 4, 6) without PAD; with every parameter.
+FIXTURE = Path(__file__).parent / "fixtures" / "official_tprrnn.npz"
+
+
+def official_state(f, variant: str) -> dict:
+    """The official parameters of ``variant`` under our names (transposed where the official
+    code multiplies x @ W)."""
+    head = f"{variant}/w:"
+    w = {k.removeprefix(head): torch.from_numpy(f[k]) for k in f.files if k.startswith(head)}
+    state = {"embedding.weight": w["input_module.word_embed.weight"],
+             "position": w["input_module.pos_embed"]}  # fmt: skip
+    for i in range(3):
+        state[f"norms.{i}.weight"] = w[f"inference_module.l{i + 1}.layer.gain"]
+        state[f"norms.{i}.bias"] = w[f"inference_module.l{i + 1}.layer.bias"]
+    if variant == "linear":  # MLPs x @ W1, W2; Z frozen and without bias
+        story = ["e.0", "e.1", "r.0", "r.1", "r.2"]
+        query = ["e.0", "r.0", "r.1", "r.2"]  # the query's second entity net is unused
+        for nets, names, module in (("story_nets", story, "update_module"),
+                                    ("query_nets", query, "inference_module")):  # fmt: skip
+            for i, name in enumerate(names):
+                for j, layer in ((1, 0), (2, 2)):
+                    state[f"{nets}.{i}.{layer}.weight"] = w[f"{module}.{name}.W{j}"].T
+                    state[f"{nets}.{i}.{layer}.bias"] = w[f"{module}.{name}.b{j}"]
+        state["output.weight"] = w["inference_module.Z"].T
+        state["output.bias"] = torch.zeros(w["inference_module.Z"].shape[1])
+        return state
+    for i, name in enumerate(["e1", "e2", "r1", "r2", "r3"]):
+        for p in ("weight", "bias"):
+            state[f"story_nets.{i}.{p}"] = w[f"update_module.{name}_linear.{p}"]
+    for i, name in enumerate(["e1", "r1", "r2", "r3"]):
+        for p in ("weight", "bias"):
+            state[f"query_nets.{i}.{p}"] = w[f"inference_module.{name}_linear.{p}"]
+    names = {"output": "inference_module.Z", "reconstruction": "reconstruction_linear",
+             "aid.initial.init.0": "decomposition_module.binding_linear",
+             "aid.initial.init.1": "decomposition_module.reasoning_linear",
+             "aid.norm": "decomposition_module.norm_pre_ff",
+             "aid.mlp.0": "decomposition_module.to_linear.0",
+             "aid.mlp.2": "decomposition_module.to_linear.2",
+             "aid.out": "decomposition_module.slot_proj_linear"}  # fmt: skip
+    names.update({f"aid.{n}": f"decomposition_module.{n}" for n in ("to_q", "to_k", "to_v")})
+    for ours, theirs in names.items():
+        for p in ("weight", "bias"):
+            state[f"{ours}.{p}"] = w[f"{theirs}.{p}"]
+    return state
+
+
+@pytest.mark.parametrize("variant", ["aid", "linear"])
+def test_matches_the_official_tprrnn_on_the_same_weights(variant):
+    """Our TPR-RNN (+ AID), loaded with the official module's weights, gives its logits. The
+    remaining difference is the official 1e-6 mixing of each component's slot with the others
+    (AID). With torch's LayerNorm eps (1e-5) instead of the official 1e-12 the logits move by
+    ~0.9: the fixture is sensitive to it."""
+    f = np.load(FIXTURE)
+    story, query = (torch.from_numpy(f[f"{variant}/{k}"]) for k in ("story", "query"))
+    model = TPRRNN(16, 6, variant).eval()  # the official train.py sizes
+    model.load_state_dict(official_state(f, variant))  # strict: every parameter is official
+    with torch.no_grad():
+        logits = model(story, query).numpy()
+        for norm in model.norms:
+            norm.eps = 1e-5
+        wrong_eps = model(story, query).numpy()
+    np.testing.assert_allclose(logits, f[f"{variant}/logits"], rtol=0, atol=5e-5)
+    assert np.abs(wrong_eps - f[f"{variant}/logits"]).max() > 0.1
 
 
 def test_update_binds_and_backlinks_at_orthogonal_vectors():

@@ -52,7 +52,7 @@ from torch import nn
 from iclr24_common import progress
 
 from .aid import AIDDecomposition, elu_plus_one
-from .train import optimizer_steps
+from .train import model_device, optimizer_steps
 
 IMG_SIZE, OBJ_SIZE, N_QUESTIONS, QUESTION_SIZE = 75, 5, 10, 18
 N_COLORS, N_ANSWERS = 6, 10
@@ -305,11 +305,11 @@ class ClevrTrain:
     """Cap on batch indices per epoch (0: the full epoch, len(train) * 10 / batch_size)."""
 
 
-def _tensors(split: Split, kind: str, idx: np.ndarray):
+def _tensors(split: Split, kind: str, idx: np.ndarray, device="cpu"):
     img_idx, q_idx = np.divmod(idx, N_QUESTIONS)
-    images = torch.from_numpy(split.images[img_idx]).float() / 255.0
-    return (images, torch.from_numpy(split.questions[kind][img_idx, q_idx]),
-            torch.from_numpy(split.answers[kind][img_idx, q_idx]))  # fmt: skip
+    images = torch.from_numpy(split.images[img_idx]).to(device).float() / 255.0
+    return (images, torch.from_numpy(split.questions[kind][img_idx, q_idx]).to(device),
+            torch.from_numpy(split.answers[kind][img_idx, q_idx]).to(device))  # fmt: skip
 
 
 @torch.no_grad()
@@ -317,11 +317,12 @@ def clevr_accuracy(model: SortOfClevrModel, split: Split, batch_size: int = 500)
     """Accuracy per question kind over every question of ``split`` (eval mode)."""
     was = model.training
     model.eval()
-    out = {}
+    out, device = {}, model_device(model)
     for kind in KINDS:
         n, hits = len(split) * N_QUESTIONS, 0
         for s in range(0, n, batch_size):
-            images, questions, answers = _tensors(split, kind, np.arange(s, min(s + batch_size, n)))
+            idx = np.arange(s, min(s + batch_size, n))
+            images, questions, answers = _tensors(split, kind, idx, device)
             hits += int((model(images, questions).argmax(-1) == answers).sum())
         out[kind] = hits / max(n, 1)
     model.train(was)
@@ -336,6 +337,7 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     best on validation is kept (official ``opt_*``). Returns the model at the epoch best on the
     mean validation accuracy, and the history (with Adam's step count after each epoch)."""
     rng = np.random.default_rng([seed, 21])
+    device = model_device(model)  # the run's --device: the model is there, batches follow it
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
     train = data["train"]
     n = len(train) * N_QUESTIONS
@@ -351,7 +353,7 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
         for b in range(batches):
             for kind in ("ternary", "binary", "unary"):  # official order
                 idx = orders[kind][b * config.batch_size : (b + 1) * config.batch_size]
-                images, questions, answers = _tensors(train, kind, idx)
+                images, questions, answers = _tensors(train, kind, idx, device)
                 loss = F.cross_entropy(model(images, questions), answers)
                 opt.zero_grad()
                 loss.backward()

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from iclr24_common import MissingDataError
@@ -81,8 +82,8 @@ def load_wikitext103(root: str | Path) -> Corpus:
     vocab = [w for w, _ in counts.most_common()]
     index = {w: i for i, w in enumerate(vocab)}
     unk = index.get("<unk>", 0)
-    splits = {
-        s: torch.tensor([index.get(w, unk) for w in _words(p)], dtype=torch.long)
+    splits = {  # streamed into an array: no Python list of WikiText-103's 103M ids
+        s: torch.from_numpy(np.fromiter((index.get(w, unk) for w in _words(p)), np.int64))
         for s, p in paths.items()
     }
     return Corpus(vocab, splits["train"], splits["valid"], splits["test"])

@@ -38,6 +38,10 @@ class Batch:
     def __len__(self) -> int:
         return self.keys.shape[0]
 
+    def to(self, device) -> Batch:
+        """The same batch on ``device`` (the model's)."""
+        return Batch(*(t.to(device) for t in (self.keys, self.values, self.flags, self.targets)))
+
 
 def _layout(keys: np.ndarray, values: np.ndarray, order: np.ndarray) -> Batch:
     """Sequences from stored pairs keys, values: (B, N) and query order: (B, N)."""

@@ -275,12 +275,12 @@ def make_model(preset: Preset, method: str, vocab_size: int) -> FWM:
     return FWM(vocab_size, method, **asdict(preset.model))
 
 
-def measure(preset: Preset, method: str, ratio: float, seed: int):
-    """Train one model; its metrics (prefixed ``p<ratio>/<method>/``) and learning curves
-    (with AID's mean attention maps on the test set)."""
+def measure(preset: Preset, method: str, ratio: float, seed: int, device: str = "cpu"):
+    """Train one model on ``device``; its metrics (prefixed ``p<ratio>/<method>/``) and learning
+    curves (with AID's mean attention maps on the test set)."""
     torch.manual_seed(seed)
     task = SAR(preset.words, ratio, seed)
-    model = make_model(preset, method, task.vocab_size)
+    model = make_model(preset, method, task.vocab_size).to(device)  # initialised on the CPU
     t0 = time.perf_counter()
     res = train(task, model, preset.train, preset.pairs, seed, desc=f"{method} p={ratio} s{seed}")
     seconds = time.perf_counter() - t0
@@ -314,12 +314,12 @@ def measure(preset: Preset, method: str, ratio: float, seed: int):
     return {prefix + k: float(v) for k, v in out.items()}, res.history
 
 
-def measure_untrained_roles(preset: Preset, ratio: float, seed: int) -> dict:
+def measure_untrained_roles(preset: Preset, ratio: float, seed: int, device: str = "cpu"):
     """The control of the roles claim: FWM + AID at its initialisation (the trained unit's
     seed, so the same initial weights), its roles' mean |cos| between keys on the test set."""
     torch.manual_seed(seed)
     task = SAR(preset.words, ratio, seed)
-    model = make_model(preset, "aid", task.vocab_size)
+    model = make_model(preset, "aid", task.vocab_size).to(device)
     cos = role_cosines(model, task.test())
     return {f"p{ratio:g}/aid_untrained/role_cos_cross_key": cos["cross_key"]}
 
@@ -328,11 +328,12 @@ def sar_attention(model: FWM, batch, n_store: int) -> dict:
     """AID's last-iteration attention (input streams x components), averaged over the test
     sequences: the binding components at the storing steps, the reasoning ones at the queries."""
     model.eval()
+    batch = batch.to(next(model.parameters()).device)
     with torch.no_grad():
         ctx, _, _ = model.components(batch.keys, batch.values, batch.flags)
         _, (bind, reason) = model.decomposition(ctx, return_attention=True)  # (T, B, in, n_g)
-    return {"binding@store": bind[1 : n_store + 1].mean((0, 1)).numpy(),
-            "reasoning@query": reason[n_store + 1 :].mean((0, 1)).numpy()}  # fmt: skip
+    return {"binding@store": bind[1 : n_store + 1].mean((0, 1)).cpu().numpy(),
+            "reasoning@query": reason[n_store + 1 :].mean((0, 1)).cpu().numpy()}  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -342,14 +343,14 @@ def clevr_data(n_train: int, n_val: int, n_test: int, seed: int):
     return generate(n_train, n_val, n_test, seed)
 
 
-def measure_clevr(preset: Preset, method: str, seed: int):
+def measure_clevr(preset: Preset, method: str, seed: int, device: str = "cpu"):
     """Sort-of-CLEVR: train the linear Transformer (``linear``) or + AID with the official
     loop; test accuracy per question kind at the epoch best on that kind's validation accuracy
     (official ``opt_*``), and AID's mean attention on the test images."""
     c = preset.clevr
     data = clevr_data(c.train_images, c.val_images, c.test_images, c.data_seed)
     torch.manual_seed(seed)
-    model = SortOfClevrModel(method, c.dim, c.n_head, c.iterations)
+    model = SortOfClevrModel(method, c.dim, c.n_head, c.iterations).to(device)
     t0 = time.perf_counter()
     model, hist = train_clevr(model, data, c.train, seed, desc=f"clevr {method} s{seed}")
     seconds = time.perf_counter() - t0
@@ -361,15 +362,17 @@ def measure_clevr(preset: Preset, method: str, seed: int):
     out["params"] = float(sum(p.numel() for p in model.parameters()))
     if method == "aid":
         test = data["test"]
-        images = torch.from_numpy(test.images[:50]).float() / 255.0
-        maps = model.attention_maps(images, torch.from_numpy(test.questions["binary"][:50, 0]))
-        hist["attention"] = [m.mean((0, 1)).numpy() for m in maps]  # (2H inputs, 2H slots)
+        images = torch.from_numpy(test.images[:50]).to(device).float() / 255.0
+        questions = torch.from_numpy(test.questions["binary"][:50, 0]).to(device)
+        with torch.no_grad():
+            maps = model.attention_maps(images, questions)
+        hist["attention"] = [m.mean((0, 1)).cpu().numpy() for m in maps]  # (2H in, 2H slots)
     LOG.info("clevr %s seed %d: test unary %.3f binary %.3f ternary %.3f, %.0f s", method,
              seed, best["unary"], best["binary"], best["ternary"], seconds)  # fmt: skip
     return {f"clevr/{method}/{k}": float(v) for k, v in out.items()}, hist
 
 
-def measure_babi(preset: Preset, data, method: str, seed: int) -> dict:
+def measure_babi(preset: Preset, data, method: str, seed: int, device: str = "cpu") -> dict:
     """Train TPR-RNN (``linear``: its own decomposition) or TPR-RNN + AID on every task; the
     checkpoint best on validation; accuracy on the sys-bAbI test (renamed entities)."""
     torch.manual_seed(seed)
@@ -377,6 +380,7 @@ def measure_babi(preset: Preset, data, method: str, seed: int) -> dict:
     model = TPRRNN(len(data.vocab), data.max_words, method, entity_size=b.entity_size,
                    role_size=b.role_size, hidden_size=b.hidden_size, slot_size=b.slot_size,
                    mlp_hidden=b.mlp_hidden, iterations=preset.model.iterations)  # fmt: skip
+    model = model.to(device)  # initialised on the CPU; batches follow the model
     train_cfg = b.train if method == "aid" else replace(b.train, reconstruction=0.0)
     t0 = time.perf_counter()
     model, _ = train_babi(model, data, train_cfg, seed, desc=f"babi {method} s{seed}")
@@ -394,14 +398,14 @@ def measure_babi(preset: Preset, data, method: str, seed: int) -> dict:
     return {f"babi/{method}/{k}": v for k, v in out.items()}
 
 
-def measure_lm(preset: Preset, corpus, method: str, seed: int) -> dict:
+def measure_lm(preset: Preset, corpus, method: str, seed: int, device: str = "cpu") -> dict:
     """Train the linear Transformer (``linear``) or + AID; perplexities at the checkpoint best on
     validation (segments of tgt_len, no memory)."""
     torch.manual_seed(seed)
     lm = preset.lm
     model = LinearTransformerLM(len(corpus.vocab), method, lm.n_layer, lm.d_model, lm.n_head,
                                 lm.d_head, lm.d_inner, lm.dropout, lm.aid_every, lm.phi,
-                                lm.cutoffs)  # fmt: skip
+                                lm.cutoffs).to(device)  # fmt: skip
     t0 = time.perf_counter()
     model, _ = train_lm(model, corpus, lm.train, seed, desc=f"lm {method} s{seed}")
     seconds = time.perf_counter() - t0
@@ -420,6 +424,7 @@ def measure_lm(preset: Preset, corpus, method: str, seed: int) -> dict:
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
+    dev = ctx.device  # every unit trains and evaluates there (--device; a string, it pickles)
     # every dataset the preset needs is checked before anything trains
     if "sar" in preset.experiments and preset.data == "words":
         load_words(ctx.data_dir)  # fails at once, with where to get it, if absent
@@ -431,14 +436,14 @@ def run(ctx: RunContext) -> Report:
         for seed in ctx.seeds:
             for method in preset.methods:
                 metrics.update(seed, ctx.cached(f"babi/{method}/seed{seed}",
-                    lambda m=method, s=seed: measure_babi(preset, babi, m, s)))  # fmt: skip
+                    lambda m=method, s=seed: measure_babi(preset, babi, m, s, dev)))  # fmt: skip
             ctx.save_partial(metrics)
     if "lm" in preset.experiments:
         corpus = pydoc_corpus() if preset.lm.corpus == "pydoc" else load_wikitext103(ctx.data_dir)
         for seed in ctx.seeds:
             for method in preset.methods:
                 metrics.update(seed, ctx.cached(f"lm/{method}/seed{seed}",
-                    lambda m=method, s=seed: measure_lm(preset, corpus, m, s)))  # fmt: skip
+                    lambda m=method, s=seed: measure_lm(preset, corpus, m, s, dev)))  # fmt: skip
             ctx.save_partial(metrics)
     sar, clevr = "sar" in preset.experiments, "clevr" in preset.experiments
     for seed in ctx.seeds if sar else ():  # the split the claims rely on, on the generated data
@@ -455,10 +460,10 @@ def run(ctx: RunContext) -> Report:
         for seed in ctx.seeds:
             if clevr:
                 jobs[f"clevr/{method}/seed{seed}-v2"] = partial(measure_clevr, preset, method,
-                                                                seed)  # fmt: skip
+                                                                seed, dev)  # fmt: skip
             for ratio in preset.ratios if sar else ():
                 jobs[f"p{ratio:g}/{method}/seed{seed}-v2"] = partial(measure, preset, method,
-                                                                     ratio, seed)  # fmt: skip
+                                                                     ratio, seed, dev)  # fmt: skip
     units = ctx.cached_parallel(jobs, desc="SAR and Sort-of-CLEVR runs")
     sar_curves, clevr_curves, maps = {}, {}, {}
     for key, (values, hist) in units.items():
@@ -475,7 +480,7 @@ def run(ctx: RunContext) -> Report:
         r0 = min(preset.ratios)
         for seed in ctx.seeds:
             metrics.update(seed, ctx.cached(f"p{r0:g}/aid-untrained/seed{seed}",
-                           lambda s=seed: measure_untrained_roles(preset, r0, s)))  # fmt: skip
+                           lambda s=seed: measure_untrained_roles(preset, r0, s, dev)))  # fmt: skip
     ctx.save_partial(metrics)
     if sar_curves:
         ctx.save_figure(plot_curves(sar_curves), "learning_curves.png")

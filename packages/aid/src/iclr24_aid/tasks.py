@@ -19,6 +19,7 @@ from .babi import Babi
 from .corpus import Corpus, batchify
 from .linear_transformer import LinearTransformerLM
 from .tprrnn import TPRRNN
+from .train import model_device
 
 
 # ---------------------------------------------------------------------------- bAbI
@@ -46,13 +47,14 @@ def babi_accuracy(model: TPRRNN, data: Babi, split: str, batch_size: int = 256):
     """Accuracy per task on ``split`` and the mean validation loss, in eval mode."""
     was = model.training
     model.eval()
-    accs, losses, count = {}, 0.0, 0
+    accs, losses, count, device = {}, 0.0, 0, model_device(model)
     with torch.no_grad():
         for t, splits in data.tasks.items():
             d, hits = splits[split], 0
             for i in range(0, len(d), batch_size):
-                logits = model(d.story[i : i + batch_size], d.query[i : i + batch_size])
-                target = d.answer[i : i + batch_size]
+                story, query, target = (x[i : i + batch_size].to(device)
+                                        for x in (d.story, d.query, d.answer))  # fmt: skip
+                logits = model(story, query)
                 hits += int((logits.argmax(-1) == target).sum())
                 losses += float(nn.functional.cross_entropy(logits, target, reduction="sum"))
                 count += len(target)
@@ -64,6 +66,7 @@ def babi_accuracy(model: TPRRNN, data: Babi, split: str, batch_size: int = 256):
 def train_babi(model: TPRRNN, data: Babi, config: BabiTrain, seed: int, desc: str = ""):
     """Train on every task's training split; keep the best mean validation accuracy."""
     rng = np.random.default_rng([seed, 11])
+    device = model_device(model)  # the run's --device: the model is there, batches follow it
     opt = torch.optim.Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.99), eps=1e-9)
     tasks = list(data.tasks)
     per_task = {t: math.ceil(len(data.tasks[t]["train"]) / config.batch_size) for t in tasks}
@@ -78,12 +81,11 @@ def train_babi(model: TPRRNN, data: Babi, config: BabiTrain, seed: int, desc: st
         for _ in range(epoch_batches):
             d = data.tasks[tasks[rng.integers(len(tasks))]]["train"]
             idx = torch.from_numpy(rng.choice(len(d), min(config.batch_size, len(d)), False))
-            logits = model(d.story[idx], d.query[idx])
-            loss = nn.functional.cross_entropy(logits, d.answer[idx])
+            story, query, answer = (x[idx].to(device) for x in (d.story, d.query, d.answer))
+            logits = model(story, query)
+            loss = nn.functional.cross_entropy(logits, answer)
             if config.reconstruction:
-                loss = loss + config.reconstruction * model.auxiliary_loss(
-                    d.story[idx], d.query[idx]
-                )
+                loss = loss + config.reconstruction * model.auxiliary_loss(story, query)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -127,7 +129,7 @@ def lm_nll(model: LinearTransformerLM, ids: torch.Tensor, tgt_len: int, batch_si
     """Mean NLL (nats per token) over ``ids`` cut into independent segments of ``tgt_len``."""
     was = model.training
     model.eval()
-    data = batchify(ids, batch_size)
+    data = batchify(ids, batch_size).to(model_device(model))
     total, count = 0.0, 0
     with torch.no_grad():
         for i in range(0, data.shape[1] - 1, tgt_len):
@@ -143,7 +145,7 @@ def train_lm(model: LinearTransformerLM, corpus: Corpus, config: LMTrain, seed: 
     """Train on the training stream; keep the checkpoint with the best validation NLL.
     Returns the model and the history of (step, train loss, validation NLL)."""
     rng = np.random.default_rng([seed, 12])
-    data = batchify(corpus.train, config.batch_size)
+    data = batchify(corpus.train, config.batch_size).to(model_device(model))  # the run's device
     valid = corpus.valid[: config.eval_tokens] if config.eval_tokens else corpus.valid
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
 

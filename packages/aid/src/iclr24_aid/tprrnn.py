@@ -19,7 +19,7 @@ a sequence of sentences (B, S, W) of word ids, the question one sentence (B, W):
     inference i1 = LN(F.(e1, r1)), i2 = LN(F.(i1, r2)), i3 = LN(F.(i2, r3)); logits = Z (i1+i2+i3)
 
 Defaults are the official ``train.py`` model config (entity 90, role 20, hidden 40, init limit
-0.1, LayerNorm) and the AID settings of ``TprRnn.__init__`` (slot 64, MLP 128, 2 iterations).
+0.1, LayerNorm with eps 1e-12) and the AID settings of ``TprRnn.__init__`` (slot 64, MLP 128, 2 iterations).
 """
 
 from __future__ import annotations
@@ -32,6 +32,10 @@ from .aid import AIDDecomposition
 
 DECOMPOSITIONS = ("linear", "aid")
 STORY, QUERY = 5, 4  # components: e1, e2, r1, r2, r3 per sentence; e1, r1, r2, r3 per question
+# LayerNorm of the inference steps: eps 1e-12 in both official codes, class ``LayerNorm`` of
+# taewonpark/AID @ 1ca659e6 ``bAbItask/AID_with_TPRRNN/models/utils.py`` (AID) and of
+# APodolskiy/TPR-RNN-Torch @ 81cfdca6 ``tpr_rnn/model/utils.py`` (the TPR-RNN port AID builds on)
+LN_EPS = 1e-12
 
 
 class TanhMLP(nn.Sequential):
@@ -98,7 +102,9 @@ class TPRRNN(nn.Module):
             self.story_nets = nn.ModuleList(nn.Linear(slot_size, n) for n in sizes_story)
             self.query_nets = nn.ModuleList(nn.Linear(slot_size, n) for n in sizes_query)
             self.reconstruction = nn.Linear(d, vocab_size)  # AID's auxiliary word reconstruction
-        self.norms = nn.ModuleList(nn.LayerNorm(entity_size) for _ in range(3))  # official LN
+        # the official LayerNorm has eps 1e-12 (torch's default is 1e-5, which dominates the
+        # small variance of the TPR's read-outs: the logits then differ by ~0.9)
+        self.norms = nn.ModuleList(nn.LayerNorm(entity_size, eps=LN_EPS) for _ in range(3))
         self.output = nn.Linear(entity_size, vocab_size)
         self.clamp = decomposition == "aid"  # the official AID update clamps; TPR-RNN's does not
         self.entity_size, self.role_size = entity_size, role_size

@@ -54,19 +54,25 @@ def optimizer_steps(opt: torch.optim.Optimizer) -> int:
     return int(max((float(s["step"]) for s in opt.state.values() if "step" in s), default=0))
 
 
+def model_device(model: nn.Module) -> torch.device:
+    """The device a model's parameters are on (its batches are moved there)."""
+    return next(model.parameters()).device
+
+
 def accuracy(model: nn.Module, batch: Batch, candidates=None) -> float:
     """Fraction of queried values recalled (PAD targets ignored), in eval mode. With
     ``candidates`` (token ids) the answer is the best-scoring candidate only: a diagnostic that
     removes the output layer's prior over value groups."""
     was = model.training
     model.eval()
+    batch = batch.to(model_device(model))
     with torch.no_grad():
         logits = model(batch.keys, batch.values, batch.flags)[:, -batch.targets.shape[1] :]
     model.train(was)
     if candidates is None:
         pred = logits.argmax(-1)
     else:
-        ids = torch.as_tensor(candidates)
+        ids = torch.as_tensor(candidates, device=logits.device)
         pred = ids[logits[..., ids].argmax(-1)]
     mask = batch.targets != 0
     return float((pred[mask] == batch.targets[mask]).float().mean())
@@ -92,6 +98,7 @@ def train(
     """Train ``model`` on ``task`` sequences of ``pairs`` pairs; keep the checkpoint with the best
     validation accuracy (seen combinations, test length; ties go to the later step)."""
     rng = np.random.default_rng([seed, 1])
+    device = model_device(model)  # the run's --device: the model is there, batches follow it
     val = task.sample(config.val_sequences, task.words, np.random.default_rng([seed, 2]))
     train_probe = task.sample(config.val_sequences, pairs, np.random.default_rng([seed, 3]))
     test = task.test()
@@ -100,7 +107,7 @@ def train(
     best, best_state, running = -1.0, None, []
     model.train()
     for step in progress(range(1, config.steps + 1), desc=desc, total=config.steps):
-        batch = task.sample(config.batch_size, pairs, rng)
+        batch = task.sample(config.batch_size, pairs, rng).to(device)
         logits = model(batch.keys, batch.values, batch.flags)[:, -batch.targets.shape[1] :]
         loss = loss_fn(logits, batch.targets)
         opt.zero_grad(set_to_none=True)
@@ -133,6 +140,7 @@ def role_cosines(model: FWM, batch: Batch) -> dict[str, float]:
     key across sequences where it is stored with different values (1: the role depends on the
     key only, as a systematic decomposition should)."""
     model.eval()
+    batch = batch.to(model_device(model))
     with torch.no_grad():
         _, binding, _ = model.components(batch.keys, batch.values, batch.flags)
     N = batch.targets.shape[1] - 1
@@ -140,11 +148,11 @@ def role_cosines(model: FWM, batch: Batch) -> dict[str, float]:
     role = nn.functional.normalize((r1[..., :, None] * r2[..., None, :]).flatten(-2), dim=-1)
     role = role.transpose(0, 1)  # (B, N, m*m)
     within = role @ role.transpose(1, 2)  # (B, N, N)
-    off = ~torch.eye(N, dtype=torch.bool)
+    off = ~torch.eye(N, dtype=torch.bool, device=role.device)
     out = {"cross_key": float(within[:, off].abs().mean())}
     keys = batch.keys[:, 1 : N + 1]
     if bool((keys == keys[:1]).all()):  # same key order in every sequence (the test set)
         across = torch.einsum("bnd,cnd->nbc", role, role)  # (N, B, B)
-        offb = ~torch.eye(role.shape[0], dtype=torch.bool)
+        offb = ~torch.eye(role.shape[0], dtype=torch.bool, device=role.device)
         out["same_key"] = float(across[:, offb].mean())
     return out
