@@ -146,6 +146,9 @@ class ReLoRATrainer:
         self.reset_fractions: list[float] = []
         self.w_start: dict[str, torch.Tensor] = {}
         self.dist = get_dist_info()
+        if config.batch_size % self.dist.world_size:
+            raise ValueError(f"batch_size {config.batch_size} is not divisible by the "
+                             f"{self.dist.world_size} ranks")  # fmt: skip
         if config.switch_step == 0:
             self._switch()
         self.optimizer = self._new_optimizer()
