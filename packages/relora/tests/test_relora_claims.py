@@ -7,7 +7,7 @@ from iclr24_relora.claims import make_checks, make_claims
 from iclr24_common import Metrics
 
 PRESET = SimpleNamespace(r=8, hidden=128, intermediate=344, layers=4, steps=240, warm_start=60,
-                         relora_steps=30, prune_ratio=0.9)  # fmt: skip
+                         relora_steps=30, prune_ratio=0.9, lr=1e-3)  # fmt: skip
 METHODS = ("full", "lora", "lora_warm", "relora")
 
 

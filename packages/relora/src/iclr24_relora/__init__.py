@@ -3,6 +3,7 @@
 from .data import TokenStream, byte_stream, c4_stream, pydoc_bytes
 from .relora import (
     ReLoRALinear,
+    cyclic_cosine_schedule,
     effective_rank,
     jagged_cosine_schedule,
     lora_parameters,
@@ -22,6 +23,7 @@ __all__ = [
     "TrainConfig",
     "byte_stream",
     "c4_stream",
+    "cyclic_cosine_schedule",
     "effective_rank",
     "jagged_cosine_schedule",
     "lora_parameters",

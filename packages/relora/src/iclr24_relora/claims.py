@@ -109,6 +109,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
     expected_merges = (preset.steps - 1 - preset.warm_start) // preset.relora_steps
     merges = metrics.values("relora/merges")
     lr_at_merge = max(metrics.values("relora/max_lr_at_merge"))
+    cap = 1e-7 * preset.lr * (1 + 1e-9)
     reset = min(metrics.values("relora/min_reset_fraction"))
     lora_ranks = metrics.values("lora_warm/rank_max") + metrics.values("lora/rank_max")
     params = metrics.mean("relora/trainable_params") / metrics.mean("full/trainable_params")
@@ -127,13 +128,15 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
         ),
         Check(
             id="merges-at-zero-lr",
-            statement="ReLoRA merged every relora_steps, each right after a step at lr 0",
+            statement="ReLoRA merged every relora_steps, each right after a step at lr ~ 0",
             measured=f"merges per seed {sorted(set(merges))}, largest lr at a merge step "
             f"{lr_at_merge:g}",
-            criterion=f"{expected_merges} merges and lr == 0 at each",
-            holds=set(merges) == {float(expected_merges)} and lr_at_merge == 0.0,
-            why="the merge rule fires every relora_steps after the warm start, and the jagged "
-            "schedule restarts the lr from 0 on those steps (Sec. 3, official scheduler)",
+            criterion=f"{expected_merges} merges and lr <= 1e-7 x the peak lr ({cap:g}) at each "
+            "(0 in the jagged schedule, 1e-7 x peak in the cyclic one)",
+            holds=set(merges) == {float(expected_merges)} and lr_at_merge <= cap,
+            why="the merge rule fires every relora_steps after the warm start, and both official "
+            "schedules put those steps at lr 0 (jagged, cosine_restarts) or 1e-7 x peak (cyclic, "
+            "cosine with --cycle_length)",
         ),
         Check(
             id="optimizer-pruned",

@@ -55,17 +55,27 @@ class Preset:
     """Full-rank warm-start steps (paper 130M: 5k of 20k, 25%)."""
     relora_steps: int = 30
     """Steps between merges (official paper_130M.sh: --relora 2000 of 20k after 5k: 7 merges)."""
+    schedule: str = "jagged"
+    """jagged: official --scheduler cosine_restarts (training_utils.py at ac33a08 = HEAD
+    176f376; the official README's ReLoRA command, restart warm-up 100); cyclic: official
+    --scheduler cosine --cycle_length (scripts/paper_130M.sh, e3e42dd): a warm-up of ``warmup``
+    steps and a cosine to 0.1 in every ReLoRA cycle."""
     restart_warmup: int = 5
-    """lr ramp after a merge (official --restart_warmup_steps 100 of a 2000-step cycle: 5%)."""
+    """lr ramp after a merge in the jagged schedule (official README: --restart_warmup_steps
+    100 of a 5000-step cycle; 1/6 of a cycle here)."""
     warmup: int = 12
-    """First lr warm-up (official --warmup_steps 500 of 20k: 2.5%; 5% here)."""
+    """lr warm-up: the first (official --warmup_steps 500 of 20k: 2.5%; 5% here), and in the
+    cyclic schedule every cycle's."""
     lr: float = 1e-3
     """Official paper_130M.sh --lr 0.001 for full-rank and ReLoRA."""
     r: int = 8
     """LoRA rank (paper: 128 for 60M-350M, r/d = 1/6 at 130M; here 8 of 128, so 2r < d and
     the rank growth over merges is measurable)."""
-    alpha: float = 32.0
-    """Official lora_alpha=32."""
+    lora_scale: float = 0.25
+    """alpha / r for every LoRA method: official --lora_r 128 with --lora_alpha 32
+    (torchrun_main.py at HEAD 176f376; hard-coded lora_alpha=32 at e3e42dd), i.e. 0.25."""
+    dropout: float = 0.1
+    """LoRA dropout (official lora_dropout=0.1)."""
     prune_mode: str = "magnitude"
     """magnitude (one mask for m and v), magnitude_independent (official), random, reset."""
     prune_ratio: float = 0.9
@@ -95,6 +105,10 @@ class Preset:
             raise ValueError("warm_start must be in (0, steps)")
         if self.eval_batches < 1 or self.hidden % self.heads:
             raise ValueError("eval_batches must be >= 1 and hidden divisible by heads")
+        if self.schedule == "cyclic" and self.warmup >= self.relora_steps:
+            raise ValueError("the cyclic schedule needs warmup < relora_steps")
+        if self.lora_scale <= 0 or not 0 <= self.dropout < 1:
+            raise ValueError("lora_scale must be > 0 and dropout in [0, 1)")
         if not 0 < self.rank_tol < 1:
             raise ValueError("rank_tol must be in (0, 1)")
         self.train_config(0)  # the loop's own validation (lr, prune mode, ...)
@@ -107,9 +121,11 @@ class Preset:
             relora_steps=self.relora_steps,
             restart_warmup_steps=self.restart_warmup,
             warmup_steps=self.warmup,
+            schedule=self.schedule,
             lr=self.lr,
             r=self.r,
-            alpha=self.alpha,
+            alpha=self.lora_scale * self.r,
+            dropout=self.dropout,
             prune_mode=self.prune_mode,
             prune_ratio=self.prune_ratio,
             batch_size=self.batch_size,
@@ -123,11 +139,17 @@ PRESETS = {
     "smoke": Preset(seeds=(0,), steps=30, warm_start=10, relora_steps=5, warmup=3,
                     restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2),
     "default": Preset(),
-    # official scripts/paper_130M.sh and configs/llama_130m.json; C4 with the T5 tokenizer
+    # official scripts/paper_130M.sh (commit e3e42dd; removed in 5e26ad6): --scheduler cosine
+    # --cycle_length 2000 --relora 2000 --warmup_steps 500 --lr 0.001 --min_lr_ratio 0.1
+    # --optimizer_magnitude_pruning 0.9 --total_batch_size 600 --batch_size 50
+    # --num_training_steps 20000, configs/llama_130m.json, r = 128 (alpha 32); C4 with the T5
+    # tokenizer. The 5k-step full-rank warm start follows the official README's procedure (its
+    # example continues from model_5000 of 20000 steps); the May-2023 script has none.
+    # (--restart_warmup_steps 100 is passed by the script but unused by --scheduler cosine.)
     "paper": Preset(seeds=(0,), data="c4", steps=20_000, warm_start=5_000, relora_steps=2_000,
-                    restart_warmup=100, warmup=500, r=128, batch_size=600, micro_batch=50,
-                    seq_len=512, eval_batches=100, hidden=768, intermediate=2048, layers=12,
-                    heads=12),
+                    schedule="cyclic", warmup=500, restart_warmup=100, r=128, batch_size=600,
+                    micro_batch=50, seq_len=512, eval_batches=100, hidden=768, intermediate=2048,
+                    layers=12, heads=12),
 }  # fmt: skip
 
 

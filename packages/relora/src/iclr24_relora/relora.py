@@ -269,6 +269,11 @@ def reset_optimizer_state(
 # ---------------------------------------------------------------- the jagged schedule
 
 
+def _envelope(progress: float, min_lr_ratio: float) -> float:
+    progress = min(1.0, max(0.0, progress))
+    return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
 def jagged_cosine_schedule(
     step: int,
     *,
@@ -279,29 +284,55 @@ def jagged_cosine_schedule(
     first_restart: int | None = None,
     min_lr_ratio: float = 0.1,
 ) -> float:
-    """The lr multiplier at ``step`` (official ``cosine_restarts``, training_utils.py).
+    """The lr multiplier at ``step``: the official ``cosine_restarts`` scheduler
+    (``_get_cosine_schedule_with_multiple_warmups_lambda`` in peft_pretraining/training_utils.py
+    at commit ac33a08, "minor scheduler hotfix", unchanged at HEAD 176f376).
 
     Linear warm-up over ``warmup_steps``, then cosine decay from 1 to ``min_lr_ratio`` at
     ``total_steps``. At every restart, steps first_restart + k * restart_every (k >= 0;
     ``first_restart`` defaults to ``restart_every``, as in the official code), the multiplier
-    is exactly 0 and ramps back linearly over ``restart_warmup_steps`` to the value the
-    official code aims at: the cosine envelope at progress restart / (total - warmup).
+    is exactly 0 and ramps back linearly over ``restart_warmup_steps`` to the cosine envelope's
+    value at the END of the ramp, progress (restart + restart_warmup - warmup) / (total - warmup)
+    (ac33a08; before it, 0e2bbbf aimed at progress restart / (total - warmup)), so the ramp
+    joins the envelope.
     """
     if not 0 < min_lr_ratio <= 1:
         raise ValueError("min_lr_ratio must be in (0, 1]")
     if step < warmup_steps:
         return step / max(1, warmup_steps)
-
-    def envelope(progress: float) -> float:
-        progress = min(1.0, max(0.0, progress))
-        return min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
-
     decay_len = max(1, total_steps - warmup_steps)
     if restart_every and restart_warmup_steps > 0:
         first = restart_every if first_restart is None else first_restart
         if step >= first:
             into = (step - first) % restart_every
             if into < restart_warmup_steps:
-                start = step - into
-                return into / restart_warmup_steps * envelope(start / decay_len)
-    return envelope((step - warmup_steps) / decay_len)
+                target = (step - into + restart_warmup_steps - warmup_steps) / decay_len
+                return into / restart_warmup_steps * _envelope(target, min_lr_ratio)
+    return _envelope((step - warmup_steps) / decay_len, min_lr_ratio)
+
+
+def cyclic_cosine_schedule(
+    step: int,
+    *,
+    cycle_length: int,
+    warmup_steps: int,
+    min_lr_ratio: float = 0.1,
+) -> float:
+    """The lr multiplier at ``step`` of the official ``cosine`` scheduler with
+    ``--cycle_length`` (``_get_cyclical_cosine_schedule_with_min_lr_lambda``, training_utils.py,
+    the same at e3e42dd, where scripts/paper_130M.sh was added, and at HEAD 176f376): every
+    cycle of ``cycle_length`` steps warms up linearly over its first ``warmup_steps`` steps and
+    then decays by a cosine from 1 to ``min_lr_ratio`` at the cycle's end. In every cycle but
+    the first, the first two steps are at 1e-7 (the steps around the merge). With
+    ``cycle_length`` = the run's length this is a plain warm-up + cosine schedule.
+    """
+    if not 0 < min_lr_ratio <= 1:
+        raise ValueError("min_lr_ratio must be in (0, 1]")
+    if cycle_length < 1:
+        raise ValueError("cycle_length must be >= 1")
+    into = step % cycle_length
+    if into < warmup_steps:
+        if step != into and into < 2:
+            return 1e-7
+        return into / max(1, warmup_steps)
+    return _envelope((into - warmup_steps) / max(1, cycle_length - warmup_steps), min_lr_ratio)

@@ -24,6 +24,7 @@ from iclr24_common.checkpoint import rng_state, set_rng_state
 
 from .relora import (
     PRUNE_MODES,
+    cyclic_cosine_schedule,
     effective_rank,
     jagged_cosine_schedule,
     lora_parameters,
@@ -35,6 +36,7 @@ from .relora import (
 )
 
 METHODS = ("full", "lora", "lora_warm", "relora")
+SCHEDULES = ("jagged", "cyclic")
 
 
 def tiny_llama(vocab_size: int = 256, seq_len: int = 128, **shape) -> nn.Module:
@@ -76,9 +78,15 @@ class TrainConfig:
     """Official paper_130M.sh: --lr 0.001 for full-rank and ReLoRA alike."""
     min_lr_ratio: float = 0.1
     """Official --min_lr_ratio 0.1."""
+    schedule: str = "jagged"
+    """jagged: official ``--scheduler cosine_restarts`` (one cosine over the run, lr 0 at each
+    restart and a ramp of restart_warmup_steps; the official README's ReLoRA command);
+    cyclic: official ``--scheduler cosine --cycle_length`` (scripts/paper_130M.sh): each ReLoRA
+    cycle its own warm-up of warmup_steps and cosine to min_lr_ratio."""
     r: int = 8
-    alpha: float = 32.0
-    """Official lora_alpha=32 (hard-coded in torchrun_main.py)."""
+    alpha: float = 2.0
+    """alpha / r = 0.25, the official scale (torchrun_main.py at HEAD 176f376: --lora_r 128,
+    --lora_alpha 32; at e3e42dd lora_alpha=32 hard-coded with --lora_r 128)."""
     dropout: float = 0.1
     """Official lora_dropout=0.1."""
     prune_mode: str = "magnitude"
@@ -97,6 +105,8 @@ class TrainConfig:
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}")
         if self.prune_mode not in PRUNE_MODES:
             raise ValueError(f"prune_mode must be one of {PRUNE_MODES}")
         if min(self.total_steps, self.relora_steps, self.r, self.batch_size, self.seq_len) < 1:
@@ -136,6 +146,9 @@ class ReLoRATrainer:
         self.reset_fractions: list[float] = []
         self.w_start: dict[str, torch.Tensor] = {}
         self.dist = get_dist_info()
+        if config.batch_size % self.dist.world_size:
+            raise ValueError(f"batch_size {config.batch_size} is not divisible by the "
+                             f"{self.dist.world_size} ranks")  # fmt: skip
         if config.switch_step == 0:
             self._switch()
         self.optimizer = self._new_optimizer()
@@ -165,6 +178,20 @@ class ReLoRATrainer:
 
     def lr_multiplier(self, step: int) -> float:
         c = self.config
+        if c.schedule == "cyclic":
+            # official `--scheduler cosine`: full-rank and pure LoRA one cycle over the run; the
+            # warm-started methods follow the full-rank run's schedule until the switch, then
+            # cycles aligned to the merges (ReLoRA: --cycle_length = --relora, as in
+            # paper_130M.sh; LoRA + warm start: one cycle over its LoRA phase)
+            ws = c.warm_start_steps
+            if c.method in ("full", "lora") or step < ws:
+                return cyclic_cosine_schedule(step, cycle_length=c.total_steps,
+                                              warmup_steps=c.warmup_steps,
+                                              min_lr_ratio=c.min_lr_ratio)  # fmt: skip
+            cycle = c.relora_steps if c.method == "relora" else c.total_steps - ws
+            return cyclic_cosine_schedule(step - ws, cycle_length=cycle,
+                                          warmup_steps=c.warmup_steps,
+                                          min_lr_ratio=c.min_lr_ratio)  # fmt: skip
         # restarts: at the switch to LoRA (fresh factors and optimizer), then at every merge
         restarts = c.method == "relora" or (c.method == "lora_warm" and c.warm_start_steps > 0)
         return jagged_cosine_schedule(
@@ -177,19 +204,21 @@ class ReLoRATrainer:
             min_lr_ratio=c.min_lr_ratio,
         )
 
-    def _sync_grads(self) -> None:
+    def _sync_grads(self, loss: torch.Tensor) -> torch.Tensor:
+        """Average the gradients (what DDP does) and the loss over the ranks; returns the loss."""
         if not self.dist.is_distributed:
-            return
+            return loss
         import torch.distributed as dist
 
         grads = [p.grad for p in self.model.parameters() if p.grad is not None]
-        flat = torch.cat([g.flatten() for g in grads])
+        flat = torch.cat([g.flatten() for g in grads] + [loss.reshape(1).to(grads[0])])
         dist.all_reduce(flat)
         flat /= self.dist.world_size
         offset = 0
         for g in grads:
             g.copy_(flat[offset : offset + g.numel()].view_as(g))
             offset += g.numel()
+        return flat[-1]
 
     # ------------------------------------------------------------ the loop
 
@@ -214,17 +243,17 @@ class ReLoRATrainer:
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         chunks = batch.split(c.micro_batch) if c.micro_batch else (batch,)
-        loss = 0.0
+        loss = torch.zeros((), device=self.device)
         for chunk in chunks:  # gradient accumulation
             part = self.model(input_ids=chunk, labels=chunk).loss * (len(chunk) / len(batch))
             part.backward()
             loss += part.detach()
-        self._sync_grads()
+        loss = self._sync_grads(loss)
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.clip)
         self.optimizer.step()
         self.step += 1
-        # official torchrun_main.py: merge right after the step whose lr was 0 (update_step %
-        # relora == 1), then prune the optimizer states of the fresh factors
+        # official torchrun_main.py: merge right after the step whose lr was 0 (1e-7 in the
+        # cyclic schedule; update_step % relora == 1), then prune the fresh factors' Adam states
         since = self.step - 1 - c.warm_start_steps
         if c.method == "relora" and since > 0 and since % c.relora_steps == 0:
             self.merge()
