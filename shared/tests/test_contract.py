@@ -2,7 +2,8 @@
 
 Each package's ``iclr24-<slug> reproduce`` must: print its help, turn bad input into one line
 and exit 2, stop at once with a MissingDataError when the paper preset's data is absent,
-refuse --download where it has nothing to fetch, finish the smoke preset in under 60 s wall on
+refuse --download where it has nothing to fetch, run its paper preset in a test of its own,
+finish the smoke preset in under 60 s wall on
 2 cores with a complete results.json, and reuse every finished unit with --resume.
 
 ``ICLR24_PACKAGES="deer smnn"`` restricts the packages (a CI leg tests the one it installed);
@@ -123,6 +124,15 @@ def test_paper_preset_without_data_stops_at_once(slug, tmp_path, capsys):
     assert code == 2 and "missing data" in err and "how to get it" in err, err
     assert time.perf_counter() - t0 < 30, "the paper preset must check its data first"
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_the_paper_path_runs_in_a_test(slug):
+    """Every package runs its paper preset on a miniature of its real data formats
+    (CONTRIBUTING, "The paper path runs in a test"): a test file that calls run_paper_preset."""
+    module = slug.replace("-", "_")
+    path = ROOT / "packages" / slug / "tests" / f"test_{module}_paper_path.py"
+    assert path.exists(), f"{path.relative_to(ROOT)} is missing"
+    assert "run_paper_preset(" in path.read_text(), f"{path.name} must call run_paper_preset"
 
 
 @pytest.fixture(scope="module")

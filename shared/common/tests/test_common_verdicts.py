@@ -80,3 +80,10 @@ def test_rule_text_names_margin_and_se():
     assert "> 0.5 and > 2 SE" in superiority([2, 3], [1, 1], margin=0.5).rule()
     assert "-0.01" in non_inferiority([2, 3], [1, 1], tolerance=0.01).rule()
     assert "by more than 2 SE" in threshold([2, 3], threshold=1).rule()
+
+
+def test_describe_survives_non_finite_numbers_as_a_results_file_stores_them():
+    from iclr24_common.verdicts import describe
+
+    d = {"kind": "superiority", "estimate": None, "se": float("nan"), "n": 2}
+    assert describe(d) == "n/a +/- n/a SE (2 seeds)"

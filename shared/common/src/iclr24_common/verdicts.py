@@ -139,7 +139,11 @@ def describe(test: dict[str, Any]) -> str:
     ``+0.04 +/- 0.012 SE (3 seeds)``; a threshold counts values, not seeds."""
     unit = "seed" if test["kind"] in COMPARISONS else "value"
     n = test["n"]
-    return f"{test['estimate']:+.3g} +/- {test['se']:.2g} SE ({n} {unit}{'s' * (n != 1)})"
+
+    def num(x: Any, fmt: str) -> str:  # a results file stores non-finite numbers as null
+        return "n/a" if x is None or not np.isfinite(x) else format(x, fmt)
+
+    return f"{num(test['estimate'], '+.3g')} +/- {num(test['se'], '.2g')} SE ({n} {unit}{'s' * (n != 1)})"
 
 
 def _decide(kind: str, d: np.ndarray, margin: float, higher: bool) -> Verdict:
