@@ -22,7 +22,7 @@ import numpy as np
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
 from iclr24_common import preset_option as option
-from iclr24_llm import SPEC_HELP, LLMError, load_llm
+from iclr24_llm import SPEC_HELP, LLMError, open_llm
 
 from .batchprompt import (
     Answerer,
@@ -163,23 +163,11 @@ class Models:
         preset, ctx = self.ctx.preset, self.ctx
         if preset.llm == "simulated":
             return None, None, "simulated", True  # built per seed and task (needs the truth)
-        t0 = time.perf_counter()
         http = preset.llm.startswith("openai:")
         free = http or PAPER_TASKS.get(preset.task, SENTIMENT).numeric
-        try:
-            if http:
-                llm = load_llm(preset.llm, max_retries=2)
-                llm.generate(["Say OK."], max_new_tokens=4)  # fail now, not after an hour
-            else:
-                llm = load_llm(preset.llm, device=ctx.device, threads=None)
-            ans = (
-                llm_answerer(llm) if free else restricted_answerer(llm, threshold=preset.threshold)
-            )
-        except LLMError as e:
-            raise UsageError(f"--llm {preset.llm}: the backend does not answer: {e}") from None
-        except ValueError as e:
-            raise UsageError(str(e)) from None
-        ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
+        options = {"max_retries": 2} if http else {}
+        llm = open_llm(preset.llm, threads=ctx.threads, device=ctx.device, log=ctx.log, **options)
+        ans = llm_answerer(llm) if free else restricted_answerer(llm, threshold=preset.threshold)
         return ans, llm.count_tokens, llm.name, free
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
 from iclr24_common import preset_option as option
-from iclr24_llm import LLM, SPEC_HELP, LLMError, ScriptedBackend, load_llm
+from iclr24_llm import LLM, SPEC_HELP, LLMError, ScriptedBackend, open_llm
 
 from .baselines import HUMAN_INSTRUCTIONS, LocalPerturbation, RandomSearch
 from .claims import make_checks, make_claims
@@ -250,19 +250,8 @@ class Models:
     def _load(self, spec: str) -> LLM:
         if spec == "scripted":
             return scripted_optimizer()
-        t0 = time.perf_counter()
-        try:
-            if spec.startswith("openai:"):
-                llm = load_llm(spec, max_retries=1)
-                llm.generate([CHECK_PROMPT], max_new_tokens=8)  # fail now, not after an hour
-            else:
-                llm = load_llm(spec, device=self.ctx.device, threads=None)
-        except LLMError as e:
-            raise UsageError(f"--llm/--scorer {spec}: the backend does not answer: {e}") from None
-        except ValueError as e:
-            raise UsageError(str(e)) from None
-        self.ctx.log.info("LLM %s ready in %.1f s", llm.name, time.perf_counter() - t0)
-        return llm
+        return open_llm(spec, threads=self.ctx.threads, device=self.ctx.device,
+                        probe=CHECK_PROMPT, what="--llm/--scorer", log=self.ctx.log)  # fmt: skip
 
     @cached_property
     def llm(self) -> LLM:

@@ -29,7 +29,7 @@ from iclr24_common import (
     atomic_write_text,
     preset_option,
 )
-from iclr24_llm import SPEC_HELP, LLMError, load_llm
+from iclr24_llm import SPEC_HELP, open_llm
 
 from .autointerp import scripted_llm
 from .claims import make_checks, make_claims
@@ -291,14 +291,8 @@ def _load_llm(ctx: RunContext, spec: str):
     exit 2."""
     if spec == "scripted":
         return scripted_llm()
-    try:
-        if spec == "local":
-            return load_llm(spec, threads=ctx.threads, cache_dir=ctx.path("llm_cache"))
-        llm = load_llm(spec, cache_dir=ctx.path("llm_cache"), max_retries=1)
-        llm.generate(["Say OK."], max_new_tokens=4)
-        return llm
-    except (LLMError, OSError, ValueError) as e:
-        raise UsageError(f"--llm {spec}: the backend does not answer: {e}") from None
+    return open_llm(spec, threads=ctx.threads, device=ctx.device,
+                    cache_dir=ctx.path("llm_cache"), log=ctx.log)  # fmt: skip
 
 
 def _paper_docs(ctx: RunContext) -> list[str]:
