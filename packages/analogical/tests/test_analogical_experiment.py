@@ -148,3 +148,20 @@ def test_retrieval_is_a_claim_that_can_fail():
     assert {c.id: c for c in make_claims(low, PRESETS["default"])}[
         "retrieval-same-family"
     ].verdict == "fails"
+
+
+@pytest.mark.parametrize("spec", ["/no/such/model", "openai:m@http://127.0.0.1:9/v1"])
+def test_an_unusable_llm_is_one_usage_line(spec):
+    # the --llm is opened by iclr24_llm.open_llm: a missing model or a server that does not
+    # answer stops the run at once with one line naming the option (exit 2)
+    import logging
+    from types import SimpleNamespace
+
+    from iclr24_analogical.experiment import Models
+
+    from iclr24_common import UsageError
+
+    ctx = SimpleNamespace(preset=Preset(llm=spec), threads=1, device="cpu",
+                          log=logging.getLogger("test"))  # fmt: skip
+    with pytest.raises(UsageError, match=r"^--llm "):
+        _ = Models(ctx).llm
