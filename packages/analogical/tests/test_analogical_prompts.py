@@ -77,6 +77,10 @@ def test_extraction_reads_the_papers_outputs(output, target, check):
     cut = output[: min(low.find(m) for m in SOLVE_MARKERS if m in low)]
     ex_cut = extract_answer(cut)
     assert not ex_cut.after_marker and ex_cut.answer == boxed_contents(cut)[-1]
+    # the analogical methods require the marker: that box is an exemplar's, not the answer
+    strict = extract_answer(cut, require_marker=True)
+    assert (strict.answer, strict.rule, strict.after_marker) == (None, "no_marker", False)
+    assert extract_answer(output, require_marker=True) == ex
 
 
 def test_extraction_rules_in_order():

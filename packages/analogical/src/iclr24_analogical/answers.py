@@ -5,8 +5,11 @@ Initial Problem" / "Let's solve the following" (the whole text when there is non
 1. the last brace-balanced ``\\boxed{...}`` (or ``\\fbox{...}``),
 2. the last "The answer is X",
 3. the last number.
-Self-generated exemplars carry boxed answers of their own, hence the region. Which rule fired is
-returned, so that a run reports how often the answer came out in the asked-for format.
+Self-generated exemplars carry boxed answers of their own, hence the region. For the analogical
+methods (``require_marker=True``) a completion without the marker has no answer at all (rule
+``no_marker``, scored wrong): the only numbers in it are the exemplars' own, and reading one of
+them would credit the model with an exemplar's answer. Which rule fired is returned, so that a
+run reports how often the answer came out in the asked-for format.
 
 Equivalence: numbers for GSM8K (``numeric_equal``), LaTeX-normalised strings for MATH
 (``latex_equal``, after the MATH benchmark's usual normalisation, written here anew), option
@@ -30,7 +33,7 @@ class Extraction:
     answer: str | None
     """The extracted answer text (None: nothing found)."""
     rule: str
-    """boxed, answer_is, last_number or none."""
+    """boxed, answer_is, last_number, none, or no_marker (a marker was required, none found)."""
     after_marker: bool
     """Whether the completion reached the "solve the initial problem" part."""
 
@@ -55,8 +58,12 @@ def answer_region(text: str, markers=SOLVE_MARKERS) -> tuple[str, bool]:
     return (text[at:], True) if at >= 0 else (text, False)
 
 
-def extract_answer(text: str, markers=SOLVE_MARKERS) -> Extraction:
+def extract_answer(text: str, markers=SOLVE_MARKERS, *, require_marker: bool = False) -> Extraction:
+    """The answer after the last solve marker (the whole text when there is none); with
+    ``require_marker`` a completion without a marker yields no answer (rule ``no_marker``)."""
     region, found = answer_region(text, markers)
+    if require_marker and not found:
+        return Extraction(None, "no_marker", False)
     boxed = boxed_contents(region)
     if boxed:
         return Extraction(boxed[-1].strip(), "boxed", found)

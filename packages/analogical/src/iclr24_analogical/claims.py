@@ -8,17 +8,27 @@ are from the paper's Sec. 6.3-6.4 and Sec. 8 text.
 
 Claims are tests on paired per-seed values (:mod:`iclr24_common.verdicts`): accuracy claims
 need a gap of more than one accuracy point and more than 2 SE of the paired seed differences.
+A comparison that involves a method with more than ``CUT_MAX`` of its answers cut at the token
+budget is inconclusive, with the cut rates as the reason (issue 39).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iclr24_common import Check, Claim, Metrics, all_of, superiority, threshold
+from iclr24_common.verdicts import Verdict
 
 from .data import FAMILIES, ONE_STEP, TWO_STEP
 
 ACC_POINT = 0.01
 """One accuracy point: the unit in which the paper reports accuracy (Table 1: 77.8); the
 margin of every 'more accurate' claim (a tie never passes)."""
+CUT_MAX = 0.05
+"""Largest share of a method's answers cut at the token budget (finish_reason "length") for
+the method to be compared: issue 39's bound ("fewer than 5 % of any method's answers cut"). A
+cut analogical answer usually ends inside its self-generated exemplars, before the solve part,
+so its accuracy measures the budget, not the method."""
 COST_RATIO = 1.5
 """'costs more output tokens': the claim's own figure since the first run (the paper gives no
 ratio, Sec. 8); five self-generated exemplars before the answer."""
@@ -48,10 +58,30 @@ def small_model(preset) -> bool:
 
 
 def _acc(m: Metrics, method: str) -> str:
+    marker = (f", after the solve marker {m.mean(f'llm/{method}/marker_rate'):.2f}"
+              if method.startswith("analogical") else "")  # fmt: skip
     return (
         f"{method} {m.fmt(f'llm/{method}/acc', 3)} (extracted "
-        f"{m.mean(f'llm/{method}/extraction_rate'):.2f})"
+        f"{m.mean(f'llm/{method}/extraction_rate'):.2f}{marker}, cut "
+        f"{m.mean(f'llm/{method}/truncated_rate'):.2f})"
     )
+
+
+def cut_rates(m: Metrics, methods) -> dict[str, float]:
+    """Each method's mean share of answers cut at the token budget."""
+    return {x: m.mean(f"llm/{x}/truncated_rate") for x in methods}
+
+
+def cut_guard(v: Verdict, m: Metrics, methods, *, lower_bound_ok: tuple[str, ...] = ()) -> Verdict:
+    """``v``, or ``inconclusive`` when a compared method has more than ``CUT_MAX`` of its answers
+    cut at the budget (the reason names them). ``lower_bound_ok``: methods whose cut only makes
+    the measured quantity a lower bound, so that a ``holds`` stands."""
+    over = {x: r for x, r in cut_rates(m, methods).items() if r > CUT_MAX + 1e-9}
+    if not over or (v.holds and set(over) <= set(lower_bound_ok)):
+        return v
+    why = ("cut at the token budget: " + ", ".join(f"{x} {r:.2f}" for x, r in over.items())
+           + f" of answers (> {CUT_MAX:g})")  # fmt: skip
+    return replace(v, outcome="inconclusive", reason="; ".join(x for x in (why, v.reason) if x))
 
 
 def _acc_test(m: Metrics, a: str, b: str):
@@ -90,8 +120,10 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             f"{m.mean('llm/analogical/truncated_rate'):.2f}, 0-shot CoT "
             f"{m.mean('llm/zero_shot_cot/truncated_rate'):.2f} of answers",
             criterion="per-seed ratio of analogical's mean output tokens to 0-shot CoT's, above "
-            f"{COST_RATIO:g}",
-            test=threshold(ratio, threshold=COST_RATIO),
+            f"{COST_RATIO:g}; inconclusive when more than {CUT_MAX:g} of either's answers are "
+            "cut at the budget (a cut analogical answer only lowers the ratio, so a pass stands)",
+            test=cut_guard(threshold(ratio, threshold=COST_RATIO), m,
+                           ("analogical", "zero_shot_cot"), lower_bound_ok=("analogical",)),
         ))  # fmt: skip
     labelled = [x for x in ("few_shot_cot", "retrieved_cot") if x in methods]
     if labelled and small_model(preset):
@@ -104,8 +136,9 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             paper=PAPER_SCALE,
             measured=f"{where}: {table}; {best} - analogical {gap}",
             criterion=f"accuracy of {best} (the stronger labelled method) vs analogical's, "
-            "margin 1 accuracy point",
-            test=_acc_test(m, best, "analogical"),
+            f"margin 1 accuracy point; inconclusive when more than {CUT_MAX:g} of either's "
+            "answers are cut at the budget",
+            test=cut_guard(_acc_test(m, best, "analogical"), m, (best, "analogical")),
         ))  # fmt: skip
     elif labelled or "zero_shot_cot" in methods:
         rivals = [x for x in ("zero_shot_cot", *labelled) if x in methods]
@@ -117,8 +150,10 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             paper=PAPER_LARGE,
             measured=f"{where}: {table}; analogical - " + ", ".join(f"{x} {g}" for x, g in gaps.items()),
             criterion="all of: analogical's accuracy vs each rival's (" + ", ".join(rivals)
-            + "), paired gap > 1 accuracy point and > 2 SE",
-            test=all_of(*(_acc_test(m, "analogical", x) for x in rivals)),
+            + f"), paired gap > 1 accuracy point and > 2 SE; inconclusive when more than "
+            f"{CUT_MAX:g} of any one's answers are cut at the budget",
+            test=cut_guard(all_of(*(_acc_test(m, "analogical", x) for x in rivals)), m,
+                           ("analogical", *rivals)),
         ))  # fmt: skip
     zero = [x for x in ("zero_shot", "zero_shot_cot") if x in methods]
     if zero:
@@ -131,8 +166,9 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             paper=PAPER_ZERO,
             measured=f"{where}: {table}; analogical - {best} (the stronger) {gap}",
             criterion=f"analogical's accuracy vs {best}'s (the stronger of the two), margin 1 "
-            "accuracy point",
-            test=_acc_test(m, "analogical", best),
+            f"accuracy point; inconclusive when more than {CUT_MAX:g} of either's answers are "
+            "cut at the budget",
+            test=cut_guard(_acc_test(m, "analogical", best), m, ("analogical", best)),
         ))  # fmt: skip
     if "analogical_random" in methods:
         gap = m.gap("llm/analogical/acc", "llm/analogical_random/acc")
@@ -144,8 +180,10 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             measured=f"{where}: analogical {m.fmt('llm/analogical/acc', 3)} vs random-domain "
             f"{m.fmt('llm/analogical_random/acc', 3)}; gap {gap}",
             criterion="analogical's accuracy vs the random-domain ablation's, margin 1 accuracy "
-            "point",
-            test=_acc_test(m, "analogical", "analogical_random"),
+            f"point; inconclusive when more than {CUT_MAX:g} of either's answers are cut at the "
+            "budget",
+            test=cut_guard(_acc_test(m, "analogical", "analogical_random"), m,
+                           ("analogical", "analogical_random")),
         ))  # fmt: skip
     if "code/analogical/acc1" in m:
         gap = m.gap("code/analogical/acc1", "code/zero_shot/acc1")

@@ -31,6 +31,9 @@ MATH_METHODS = ("zero_shot", "zero_shot_cot", "few_shot_cot", "retrieved_cot", "
 """0-shot, 0-shot CoT, few-shot CoT (fixed K = 5), few-shot retrieved CoT (K = 5), analogical
 prompting (self-generated exemplars) and its random-domain ablation."""
 LABELLED = ("few_shot_cot", "retrieved_cot")
+ANALOGICAL = ("analogical", "analogical_random")
+"""Methods whose prompt asks for exemplars first and then "# Solve the Initial Problem": their
+answer is read only after that marker (an answer elsewhere is an exemplar's, not extracted)."""
 CODE_METHODS = ("zero_shot", "analogical")
 """Code: 0-shot (the problem and the task sentence) vs self-generated knowledge + exemplars."""
 
@@ -83,7 +86,7 @@ def run_method(llm, method: str, problems: Sequence[Problem], mc: MathContext, *
     records = []
     for p, prompt, out in zip(problems, prompts, outs):
         c = out[0]
-        ex = extract_answer(c.text)
+        ex = extract_answer(c.text, require_marker=method in ANALOGICAL)
         records.append({
             "question": p.question, "target": p.answer, "family": p.family,
             "completion": c.text, "answer": ex.answer, "rule": ex.rule,
@@ -99,7 +102,7 @@ def summarize(records: list[dict]) -> dict[str, float]:
     rules = [r["rule"] for r in records]
     return {
         "acc": float(col("correct").mean()),
-        "extraction_rate": float(np.mean([r != "none" for r in rules])),
+        "extraction_rate": float(np.mean([r not in ("none", "no_marker") for r in rules])),
         "format_rate": float(np.mean([r in ("boxed", "answer_is") for r in rules])),
         "marker_rate": float(col("after_marker").mean()),
         "output_tokens": float(col("completion_tokens").mean()),
