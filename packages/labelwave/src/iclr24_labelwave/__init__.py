@@ -10,6 +10,7 @@ from .labelwave import (
     PredictionChangeTracker,
     label_wave_stop,
     prediction_changes,
+    read_official_csv,
     state_of,
 )
 from .noise import NoisyLabels, make_noisy_labels
@@ -23,5 +24,6 @@ __all__ = [
     "label_wave_stop",
     "make_noisy_labels",
     "prediction_changes",
+    "read_official_csv",
     "state_of",
 ]

@@ -17,8 +17,10 @@ import numpy as np
 
 from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
 
-NO_PAPER_NUMBER = ("none found: the paper's tables were not readable here (searched the official "
-                   "repository's README and code, the arXiv and OpenReview abstract pages)")  # fmt: skip
+NO_PAPER_NUMBER = ("none found: the paper's tables could not be read here (searched the arXiv "
+                   "HTML 2502.07551v1 and third-party summaries, of which only the openings are "
+                   "stored, and the official repository at 178a761 and HEAD cf3e9eb, whose READMEs "
+                   "and code report no numbers)")  # fmt: skip
 
 # beats-final: 10 test-accuracy points, the v2 criterion (fixed before the first default run):
 # the paper's figures show training to the end far below the peak under 40 % symmetric noise,
@@ -28,9 +30,10 @@ BEATS_FINAL_MARGIN = 10.0
 # and within 6 epochs of its epoch (the v2 criterion; the paper gives no number for "near").
 NEAR_POINTS = 5.0
 NEAR_EPOCHS = 6.0
-# near-oracle needs a stop: the rule fires (patience runs out inside the budget) on more than
-# half of the runs. A rule that never fires keeps its moving-average minimum over the whole
-# budget, which is not the early stop the paper describes.
+# Every claim that reads Label Wave's epoch needs a stop: the rule fires (patience runs out
+# inside the budget) on more than half of the runs, by more than 2 SE. A rule that never fires
+# keeps its moving-average minimum over the whole budget, which is not the early stop the
+# paper describes (issue 38: in smoke, near-oracle held with 0 of 2 runs stopping).
 STOP_RATE = 0.5
 # vs-holdout: "matches or beats" hold-out early stopping = no worse by more than 1 test-accuracy
 # point (the v2 criterion: accuracy tables are read to the whole point).
@@ -60,21 +63,25 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
     for g in (g for g in groups if g.startswith("sym")):
         lw = metrics.by_seed(f"{g}/labelwave/test_acc")
         final = metrics.by_seed(f"{g}/final/test_acc")
+        stopped = metrics.values(f"{g}/labelwave/stopped")
         claims.append(Claim(
             id=f"beats-final/{g}",
             statement="Label Wave's stop beats training to the end under symmetric noise "
             "(the final model has fitted the mislabeled examples)",
             paper=NO_PAPER_NUMBER,
             measured=f"test acc Label Wave {metrics.fmt(f'{g}/labelwave/test_acc')}, final epoch "
-            f"{metrics.fmt(f'{g}/final/test_acc')} (points)",
-            criterion="Label Wave's test accuracy vs the final epoch's (points; the final epoch "
-            "is itself the never-fires control)",
-            test=superiority(lw, final, margin=BEATS_FINAL_MARGIN),
+            f"{metrics.fmt(f'{g}/final/test_acc')} (points); {_stops(stopped)}",
+            criterion="all of: Label Wave's test accuracy vs the final epoch's (points; the final "
+            "epoch is itself the never-fires control); per run, the rule stopped (1) or not (0), "
+            f"above {STOP_RATE:g}",
+            test=all_of(superiority(lw, final, margin=BEATS_FINAL_MARGIN),
+                        threshold(stopped, threshold=STOP_RATE)),
         ))  # fmt: skip
     claims.append(_near_oracle(metrics, preset, groups))
     for g in groups:
         h = strongest_holdout(metrics, preset, g)
         lw, ho = metrics.by_seed(f"{g}/labelwave/test_acc"), metrics.by_seed(f"{g}/{h}/test_acc")
+        stopped = metrics.values(f"{g}/labelwave/stopped")
         claims.append(Claim(
             id=f"vs-holdout/{g}",
             statement="Label Wave (all training data, no validation) matches or beats early "
@@ -82,14 +89,20 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             paper=NO_PAPER_NUMBER + "; abstract-level summaries say it beats 5%-30% hold-out",
             measured=f"test acc Label Wave {metrics.fmt(f'{g}/labelwave/test_acc')}, strongest "
             f"hold-out ({h}) {metrics.fmt(f'{g}/{h}/test_acc')}, final epoch (control) "
-            f"{metrics.fmt(f'{g}/final/test_acc')} (points)",
-            criterion=f"Label Wave's test accuracy vs the strongest hold-out rule's ({h}); "
-            "control: the final epoch (the rule never fires)",
-            test=non_inferiority(lw, ho, tolerance=HOLDOUT_TOLERANCE,
-                                 control=metrics.by_seed(f"{g}/final/test_acc"),
-                                 control_name="final epoch"),
+            f"{metrics.fmt(f'{g}/final/test_acc')} (points); {_stops(stopped)}",
+            criterion=f"all of: Label Wave's test accuracy vs the strongest hold-out rule's ({h}), "
+            "control: the final epoch (the rule never fires); per run, the rule stopped (1) or "
+            f"not (0), above {STOP_RATE:g}",
+            test=all_of(non_inferiority(lw, ho, tolerance=HOLDOUT_TOLERANCE,
+                                        control=metrics.by_seed(f"{g}/final/test_acc"),
+                                        control_name="final epoch"),
+                        threshold(stopped, threshold=STOP_RATE)),
         ))  # fmt: skip
     return claims
+
+
+def _stops(stopped: np.ndarray) -> str:
+    return f"the rule stopped on {int(np.sum(stopped))} of {len(stopped)} runs"
 
 
 def _near_oracle(metrics: Metrics, preset, groups: list[str]) -> Claim:

@@ -27,3 +27,28 @@ def plot_waves(curves: dict) -> object:
         ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def plot_grid(grid: dict) -> object:
+    """Per noise kind, a heatmap over (window k, patience) of the mean test accuracy at the
+    epoch Label Wave selects minus the oracle's (points; 0 is the best possible), each cell
+    annotated with it and the stop rate; the rule's own setting is boxed."""
+    plt = pyplot()
+    groups = grid["groups"]
+    ws, ps = grid["windows"], grid["patiences"]
+    low = min(min(min(r) for r in m["gap"]) for m in groups.values())
+    fig, axes = plt.subplots(1, len(groups), figsize=(4.2 * len(groups), 3.6), squeeze=False)
+    for ax, (g, m) in zip(axes[0], groups.items(), strict=True):
+        gap = np.asarray(m["gap"])  # (windows, patiences)
+        im = ax.imshow(gap, cmap="viridis", vmin=low, vmax=0.0, aspect="auto")
+        for i in range(len(ws)):
+            for j in range(len(ps)):
+                ax.text(j, i, f"{gap[i, j]:+.1f}\n{m['stop_rate'][i][j]:.0%}", ha="center",
+                        va="center", fontsize=6.5, color="w" if gap[i, j] < low / 2 else "k")  # fmt: skip
+        if "rule" in grid and grid["rule"][0] in ws and grid["rule"][1] in ps:
+            i, j = ws.index(grid["rule"][0]), ps.index(grid["rule"][1])
+            ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="r", lw=2))
+        ax.set(xticks=range(len(ps)), xticklabels=ps, yticks=range(len(ws)), yticklabels=ws,
+               xlabel="patience", ylabel="window k", title=g)  # fmt: skip
+    fig.colorbar(im, ax=axes[0].tolist(), label="test acc: Label Wave - oracle (points)")
+    return fig

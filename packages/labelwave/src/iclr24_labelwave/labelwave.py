@@ -1,5 +1,7 @@
 """Early Stopping Against Label Noise Without Validation Data (Yuan, Feng & Liu, ICLR 2024).
 https://arxiv.org/abs/2502.07551 · official code: https://github.com/tmllab/2024_ICLR_LabelWave
+(followed at HEAD cf3e9eb, 2025-02-22; its PC loop in main.py is unchanged since the first
+commit 178a761, 2024-06-04).
 
 Label Wave watches only the training set. Let f_t be the model during epoch t and
 yhat_t(i) = argmax f_t(x_i) the label it predicts for training example i (recorded on the
@@ -21,14 +23,18 @@ not improved for ``patience`` epochs; the kept model is the result. No validatio
 from __future__ import annotations
 
 import copy
+import csv
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 # The paper's Algorithm 1 smooths PC over k epochs and stops with a patience counter. k = 3
-# and patience = 5 are this package's defaults (see the README: the paper's own values could
-# not be read here; both are constructor arguments).
+# and patience = 5 are this package's choices, fixed before the first default run: the
+# official code (178a761 .. cf3e9eb) logs PC but implements neither the moving average nor the
+# stop, and the paper's text with its values could not be read here (README, "Window and
+# patience"). Both are constructor arguments; the run replays a grid of them (sensitivity.py).
 WINDOW = 3
 PATIENCE = 5
 
@@ -140,6 +146,31 @@ def label_wave_stop(
     for pc in pcs:
         rule.observe(pc)
     return rule.best_epoch, rule.stop_epoch
+
+
+def read_official_csv(path: str | Path) -> tuple[list[int | None], list[float]]:
+    """The per-epoch CSV written by the official ``main.py``: ``(pcs, test_acc)`` for
+    ``label_wave_stop``. Both layouts are read: ``Epoch,LabelWave,ValAcc,TestAcc`` (first commit
+    178a761) and ``Epoch,LabelWave,TestAcc`` (since f97f3b7, 2024-12-31). The official loop
+    writes PC = 0 at epoch 1, where there is no previous epoch to compare with; it is read as
+    missing (None), never as a count of 0, which would otherwise enter the first moving average
+    as a spurious minimum."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or rows[0][:2] != ["Epoch", "LabelWave"] or rows[0][-1] != "TestAcc":
+        raise ValueError(f"{path}: not an official Label Wave CSV (header Epoch,LabelWave,...,"
+                         "TestAcc)")  # fmt: skip
+    pcs, acc = [], []
+    for n, row in enumerate(rows[1:], start=2):
+        try:
+            epoch, pc, test = int(row[0]), int(float(row[1])), float(row[-1])
+        except (ValueError, IndexError) as e:
+            raise ValueError(f"{path}: line {n}: {row!r} is not epoch,PC,...,test acc") from e
+        if epoch != len(pcs) + 1:
+            raise ValueError(f"{path}: line {n}: epoch {epoch}, expected {len(pcs) + 1}")
+        pcs.append(None if epoch == 1 else pc)
+        acc.append(test)
+    return pcs, acc
 
 
 def _numpy(x) -> Any:
