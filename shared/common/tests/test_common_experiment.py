@@ -45,6 +45,8 @@ class Preset:
     def __post_init__(self):
         if self.train.epochs < 1:
             raise ValueError("train.epochs must be >= 1")
+        if self.limit is not None and self.limit < self.train.epochs:
+            raise ValueError("limit must be >= train.epochs")
 
 
 PRESETS = {"smoke": Preset(), "default": Preset(seeds=(0, 1, 2, 3, 4)), "paper": Preset()}
@@ -139,6 +141,19 @@ def test_bad_overrides_are_one_line_exit_2(argv, message, tmp_path, capsys):
     assert reproduce(make_app(), tmp_path, *argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_overrides_are_validated_once_after_all_of_them(tmp_path, capsys):
+    # limit=2 alone breaks "limit >= train.epochs" (3); with train.epochs=1 it is valid, in
+    # either order. The final values are still checked, naming what was applied.
+    app = make_app()
+    for argv in (["--set", "limit=2", "--set", "train.epochs=1"],
+                 ["--set", "train.epochs=1", "--set", "limit=2"]):  # fmt: skip
+        assert app.main(["reproduce", *argv, "--print-config"]) == 0
+        assert json.loads(capsys.readouterr().out)["limit"] == 2
+    assert reproduce(app, tmp_path, "--set", "limit=2") == 2
+    err = capsys.readouterr().err
+    assert "limit must be >= train.epochs" in err and "--set limit=2" in err, err
 
 
 def test_download_only_with_the_paper_preset(tmp_path, capsys):

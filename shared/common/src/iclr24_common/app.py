@@ -27,7 +27,7 @@ from .dist import is_main_process
 from .errors import UsageError
 from .io import atomic_write_json, to_jsonable
 from .logs import get_logger, log_to_file
-from .overrides import PRESET_DEST, coerce, field_type, replace_field
+from .overrides import PRESET_DEST, assign_field, coerce, field_type, validate
 from .results import claims_table, count_verdicts, write_results
 from .threads import available_cores, set_threads
 
@@ -174,16 +174,20 @@ class ExperimentApp:
 
     def resolve_preset(self, args: argparse.Namespace) -> Any:
         """The preset named by ``--preset`` with ``--seeds``, the package's preset options and
-        ``--set`` applied (in that order)."""
-        preset = self.presets[args.preset]
+        ``--set`` applied (in that order), then validated once: the preset's checks see the
+        final values, so the order of the assignments does not matter."""
+        preset, applied = self.presets[args.preset], []
         if args.seeds:
             seeds = [s for group in args.seeds for s in group]
             if len(set(seeds)) != len(seeds):
                 raise UsageError(f"--seeds has duplicates: {seeds}")
-            preset = replace_field(preset, "seeds", tuple(seeds))
+            preset = assign_field(preset, "seeds", tuple(seeds))
+            applied.append("--seeds")
         for dest, value in vars(args).items():
             if dest.startswith(PRESET_DEST) and value is not None:
-                preset = replace_field(preset, dest.removeprefix(PRESET_DEST), value)
+                field = dest.removeprefix(PRESET_DEST)
+                preset = assign_field(preset, field, value)
+                applied.append(f"{field}={value!r}")
         for item in args.overrides:
             name, eq, text = item.partition("=")
             if not eq or not name:
@@ -192,8 +196,11 @@ class ExperimentApp:
                 value = coerce(text, field_type(preset, name.strip()))
             except ValueError as e:
                 raise UsageError(f"--set {item}: {e}") from None
-            preset = replace_field(preset, name.strip(), value)
-        return preset
+            preset = assign_field(preset, name.strip(), value)
+            applied.append(f"--set {item}")
+        if not applied:
+            return preset
+        return validate(preset, f"preset {args.preset!r} with {' '.join(applied)}")
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         args = self.build_parser().parse_args(argv)

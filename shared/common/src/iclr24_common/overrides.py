@@ -1,11 +1,14 @@
 """Preset overrides from the command line: ``preset_option`` (a package's friendly option for
 a field), ``--set FIELD=VALUE`` parsed by the field's annotated type (:func:`coerce`), and
 :func:`replace_field`, ``dataclasses.replace`` along a dotted path (the preset's
-``__post_init__`` validates the result)."""
+``__post_init__`` validates the result). :func:`assign_field` and :func:`validate` let the app
+apply several assignments first and validate once, so that their order does not matter
+(``--set a=3 --set b=3`` where the preset requires ``a <= b``)."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import types
 import typing
@@ -40,6 +43,37 @@ def replace_field(obj: Any, dotted: str, value: Any) -> Any:
         return dataclasses.replace(obj, **{head: value})
     except (ValueError, TypeError) as e:
         raise UsageError(f"{dotted}={value!r}: {e}") from None
+
+
+def assign_field(obj: Any, dotted: str, value: Any) -> Any:
+    """A copy of ``obj`` with the (dotted) field set, without running ``__post_init__``: the
+    caller validates once with :func:`validate` after all its assignments."""
+    head, _, rest = dotted.partition(".")
+    names = {f.name for f in dataclasses.fields(obj)}
+    if head not in names:
+        raise UsageError(
+            f"unknown preset field {dotted!r}; fields: {', '.join(sorted(names))} "
+            "(see --print-config)"
+        )
+    if rest:
+        value = assign_field(getattr(obj, head), rest, value)
+    new = copy.copy(obj)
+    object.__setattr__(new, head, value)  # frozen dataclasses too
+    return new
+
+
+def validate(obj: Any, what: str = "") -> Any:
+    """Rebuild ``obj`` (nested dataclasses first) so that every ``__post_init__`` checks the
+    final values; a rejected value is a :class:`UsageError` naming ``what`` was applied."""
+    changes = {
+        f.name: validate(getattr(obj, f.name), what)
+        for f in dataclasses.fields(obj)
+        if f.init and dataclasses.is_dataclass(getattr(obj, f.name))
+    }
+    try:
+        return dataclasses.replace(obj, **changes)
+    except (ValueError, TypeError) as e:
+        raise UsageError(f"{what}: {e}" if what else str(e)) from None
 
 
 def field_type(obj: Any, dotted: str) -> Any:
