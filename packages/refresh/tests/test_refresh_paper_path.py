@@ -6,8 +6,10 @@ cs.toronto.edu/~kriz (``cifar-10-batches-py/data_batch_1..5, test_batch, batches
 ``<wnid>_boxes.txt``, ``val/images`` + ``val/val_annotations.txt``, ``test/images``), 64x64
 JPEGs with one grayscale image, as the real archive has.
 
-Reduced only in size: 1 training image per class (every class, so the task splits are the
-paper's 5x2, 10x10, 10x20) and 1 test image per task (the first class of each task), 1 epoch
+The CIFAR miniatures are written by ``iclr24_common.testing`` as python-2 pickles, byte for byte
+in the archives' format. Reduced only in size: 1 training image per class (every class, so the
+task splits are the paper's 5x2, 10x10, 10x20), 1 test image per class for CIFAR and 1 per task
+for Tiny-ImageNet (the first class of each task), 1 epoch
 per task, one seed (so every claim is computed, as inconclusive: fewer than 2 seeds; the
 paired verdicts themselves are tested in test_refresh_claims), and the ResNet-18 width nf = 4
 instead of 64 (mammoth's resnet18 does not train on CPU in seconds). At nf = 4 this test
@@ -17,60 +19,11 @@ the paper preset's: ER and DER++ with and without the official refresh, buffer 5
 the official lr / alpha / beta / weight decay / milestones, crop + flip, BatchNorm, the
 per-example Fisher loop, the unified-objective check on CIFAR-10."""
 
-import pickle
-
 import numpy as np
 from iclr24_refresh.experiment import app
 from PIL import Image
 
-from iclr24_common.testing import run_paper_preset
-
-
-def _pickle(path, obj):
-    with open(path, "wb") as f:
-        pickle.dump(obj, f, protocol=2)
-
-
-def write_cifar10(folder, per_class=1, test_every=2, seed=0):
-    """cifar-10-batches-py: 5 training batches and a test batch of {data (n, 3072) uint8,
-    labels, filenames, batch_label}, and batches.meta."""
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True)
-    names = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5"]
-    for i, name in enumerate([*names, "test_batch"]):
-        # training images spread over the five batches: batch i holds classes 2i, 2i+1
-        if name == "test_batch":  # one test image for every test_every-th class
-            labels = [c for c in range(0, 10, test_every)]
-        else:
-            labels = [c for c in range(10) for _ in range(per_class) if c // 2 == i]
-        _pickle(folder / name, {
-            "batch_label": f"{name} of 1",
-            "labels": labels,
-            "data": rng.integers(0, 256, (len(labels), 3072), dtype=np.uint8),
-            "filenames": [f"img_{name}_{k}.png" for k in range(len(labels))],
-        })  # fmt: skip
-    _pickle(folder / "batches.meta", {"label_names": [f"c{c}" for c in range(10)],
-                                      "num_cases_per_batch": 10000, "num_vis": 3072})  # fmt: skip
-
-
-def write_cifar100(folder, per_class=1, test_every=10, seed=1):
-    """cifar-100-python: train and test of {data, fine_labels, coarse_labels, filenames,
-    batch_label}, and meta."""
-    rng = np.random.default_rng(seed)
-    folder.mkdir(parents=True)
-    for name in ("train", "test"):
-        fine = [c for c in range(100) for _ in range(per_class)]
-        if name == "test":
-            fine = list(range(0, 100, test_every))
-        _pickle(folder / name, {
-            "filenames": [f"{name}_{k}.png" for k in range(len(fine))],
-            "batch_label": f"{name} batch 1 of 1",
-            "fine_labels": fine,
-            "coarse_labels": [c // 5 for c in fine],
-            "data": rng.integers(0, 256, (len(fine), 3072), dtype=np.uint8),
-        })  # fmt: skip
-    _pickle(folder / "meta", {"fine_label_names": [f"f{c}" for c in range(100)],
-                              "coarse_label_names": [f"g{c}" for c in range(20)]})  # fmt: skip
+from iclr24_common.testing import run_paper_preset, write_cifar10, write_cifar100
 
 
 def write_tiny_imagenet(folder, per_class=1, test_every=20, seed=2):
@@ -103,8 +56,11 @@ def write_tiny_imagenet(folder, per_class=1, test_every=20, seed=2):
 
 def test_paper_preset_runs_on_miniature_cifar_and_tiny_imagenet(tmp_path):
     data = tmp_path / "data"
-    write_cifar10(data / "refresh" / "cifar-10-batches-py")
-    write_cifar100(data / "refresh" / "cifar-100-python")
+    # the shared writers put the classes in turn: 2 training images per CIFAR-10 batch file (batch
+    # i holds classes 2i, 2i+1, one image each), one per class for CIFAR-100, one test image
+    # per class
+    write_cifar10(data / "refresh" / "cifar-10-batches-py", n_per_batch=2, n_test=10)
+    write_cifar100(data / "refresh" / "cifar-100-python", n_train=100, n_test=100)
     write_tiny_imagenet(data / "refresh" / "tiny-imagenet-200")
     res = run_paper_preset(app, data, tmp_path / "run",
                            sets={"epochs": 1, "seeds": 0, "width": 4})  # fmt: skip

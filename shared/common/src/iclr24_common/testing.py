@@ -142,11 +142,3 @@ def write_cifar100(folder, n_train=200, n_test=100, seed=0):
         },
         folder / "meta",
     )
-
-
-def test_miniatures_have_the_real_pickle_format(tmp_path):
-    root = tmp_path / "labelwave"
-    write_cifar10(root / "cifar-10-batches-py")
-    write_cifar100(root / "cifar-100-python")
-    raw = (root / "cifar-10-batches-py" / "data_batch_1").read_bytes()
-    assert raw[:4] == b"\x80\x02}q"  # protocol 2, a dict: as the real files begin
