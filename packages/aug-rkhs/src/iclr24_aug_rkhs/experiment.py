@@ -103,8 +103,8 @@ class Preset:
     """Failure probability of the estimation bound."""
     msweep_rates: tuple[float, ...] = (0.8, 0.9, 0.95)
     """[MASK] rates of the trace gap's decay in m (kernel PCA of the exact kernel): the three
-    highest-but-one rates, where kappa^2 (241, 30, 7 at L = 6) lets the a-priori bound become
-    non-vacuous at m <= 10^10; at 0.5 it needs m ~ 10^10, at 0.2 m ~ 10^12."""
+    highest rates of ``alphas``, where kappa^2 (241, 30, 7 at L = 6) lets the a-priori bound
+    become non-vacuous at m <= 10^10; at 0.5 it needs m ~ 10^10, at 0.2 m ~ 10^12."""
     msweep_m: tuple[int, ...] = tuple(round(10 ** (k / 2)) for k in range(4, 21))
     """Pretraining sample sizes m of that sweep: 100 to 10^10 in half decades (a multinomial
     draw of the inputs' counts, so a large m costs nothing)."""
