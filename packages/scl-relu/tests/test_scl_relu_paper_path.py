@@ -16,6 +16,7 @@ import json
 import pickle
 
 import numpy as np
+import torch
 from iclr24_scl_relu.data import load_cifar
 from iclr24_scl_relu.experiment import app
 
@@ -58,7 +59,13 @@ def test_paper_preset_runs_on_miniature_cifar10_and_resumes(tmp_path):
             assert f"net-R{r}-tau0.1/{v}/probe_acc" in res["metrics"]
     assert {"ufm+-orthogonal-frame-R100", "batching-binding-of"} <= ids
     assert all(c["holds"] for c in res["checks"] if c["id"].startswith("sampler-binds"))
-    assert len(list((out / "checkpoints").glob("*.pt"))) == 8  # 2 ratios x 4 variants
+    ckpts = sorted((out / "checkpoints").glob("*.pt"))
+    assert len(ckpts) == 8  # 2 ratios x 4 variants
+    for ckpt in ckpts:  # every network trained is the full-width ResNet-18 with the CIFAR stem
+        state = torch.load(ckpt, weights_only=False)["model"]
+        assert state["backbone.conv1.weight"].shape == (64, 3, 3, 3)  # 3x3 stem, not 7x7
+        assert state["backbone.layer4.1.conv2.weight"].shape == (512, 512, 3, 3)
+        assert state["head.weight"].shape == (128, 512)  # d = 128
     assert (out / "gram_heatmaps.png").exists() and (out / "ufm_convergence.png").exists()
     run_paper_preset(app, data, out, sets=SIZES, extra=["--resume"])
     again = json.loads((out / "results.json").read_text())

@@ -7,9 +7,12 @@ import torch
 from iclr24_scl_relu import (
     UFM,
     UFMPlus,
+    batch_graph_condition,
+    etf_of_distance,
     geometry,
     of_loss_value,
     project_nonneg_sphere,
+    random_batches,
     scl_loss,
     ufm_labels,
 )
@@ -33,6 +36,27 @@ def test_of_loss_value_is_the_loss_at_an_orthogonal_frame():
     labels = torch.as_tensor(ufm_labels(4, 6, 3.0))  # sizes 6, 6, 2, 2
     H = torch.eye(5, dtype=torch.float64)[labels]  # class c at e_c
     assert of_loss_value(labels, 0.3) == pytest.approx(float(scl_loss(H, labels, 0.3)), rel=1e-12)
+
+
+def test_of_loss_value_of_batches_is_the_batched_loss_at_an_orthogonal_frame():
+    labels = torch.as_tensor(ufm_labels(4, 6, 3.0))
+    H = torch.eye(5, dtype=torch.float64)[labels]
+    batches = [[0, 1, 6, 12], [2, 3, 4, 13, 14, 15], [5, 7], [8, 9, 10, 11]]
+    direct = sum(float(scl_loss(H[b], labels[b], 0.3)) for b in batches)
+    assert of_loss_value(labels, 0.3, batches) == pytest.approx(direct, rel=1e-12)
+    assert of_loss_value(labels, 0.3, batches) != pytest.approx(of_loss_value(labels, 0.3))
+
+
+def test_small_random_batches_reach_a_second_minimiser_at_the_of_loss():
+    """Thm 2 on a small case: batches that break the batch-graph condition end at the OF's
+    loss value of the batched objective, with a geometry that is not the OF."""
+    labels = ufm_labels(4, 10, 5.0)  # sizes 10, 10, 2, 2
+    batches = random_batches(len(labels), 4, seed=0)
+    assert not batch_graph_condition(batches, labels).holds
+    model = UFMPlus(len(labels), 8, seed=0)
+    loss = model.fit(torch.as_tensor(labels), steps=600, lr=0.1, temperature=0.2, batches=batches)
+    assert abs(loss - of_loss_value(labels, 0.2, batches)) < 1e-2
+    assert geometry(model.H, labels, majority=[0, 1])["dist_of"] > 0.3
 
 
 @pytest.mark.parametrize("ratio", [1.0, 5.0])
@@ -66,3 +90,8 @@ def test_fit_on_batches_uses_only_the_batches():
     model.fit(torch.as_tensor(labels), steps=5, lr=0.1, temperature=0.5, batches=[[0, 1, 2, 3]])
     torch.testing.assert_close(model.H[4:], start[4:])  # never in a batch: never moved
     assert not torch.allclose(model.H[:4], start[:4])
+
+
+@pytest.mark.parametrize("k", [2, 4, 10])
+def test_etf_of_distance_is_the_closed_form(k):
+    assert etf_of_distance(k) == pytest.approx(np.sqrt(2 - 2 * np.sqrt((k - 1) / k)), rel=1e-12)

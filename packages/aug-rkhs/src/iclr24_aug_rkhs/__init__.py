@@ -12,6 +12,8 @@ from .aug_rkhs import (
     FiniteAugmentation,
     Spectrum,
     constrained_probe,
+    kernel_pca_encoder,
+    kernel_pca_encoder_counts,
     mask_augmentation,
     mask_eigenvalues_product,
     mask_kappa_sq_product,
@@ -26,10 +28,12 @@ from .aug_rkhs import (
 )
 from .bounds import (
     approximation_bound,
+    approximation_bound_l2,
     estimation_bound,
     finite_sample_error_bound,
     probe_error_bound,
     trace_gap_approximation_bound,
+    trace_gap_sample_bound,
 )
 from .data import (
     Corpus,
@@ -53,6 +57,7 @@ __all__ = [
     "MarkovChain",
     "Spectrum",
     "approximation_bound",
+    "approximation_bound_l2",
     "constrained_probe",
     "enumerate_sequences",
     "estimation_bound",
@@ -65,6 +70,8 @@ __all__ = [
     "mask_log_kernel_diagonal_markov",
     "mask_log_kernel_diagonal_mc",
     "mask_trace",
+    "kernel_pca_encoder",
+    "kernel_pca_encoder_counts",
     "nystrom_encoder",
     "predict",
     "probe_error_bound",
@@ -74,6 +81,7 @@ __all__ = [
     "ridge_probe",
     "tokenize_chars",
     "trace_gap_approximation_bound",
+    "trace_gap_sample_bound",
     "topic_mixture",
     "topic_target",
 ]

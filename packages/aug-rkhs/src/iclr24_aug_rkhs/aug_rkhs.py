@@ -325,6 +325,46 @@ def nystrom_encoder(
     return k_all @ (weight[:, None] * vec) / mu, mu
 
 
+def kernel_pca_encoder(
+    aug: FiniteAugmentation, samples: np.ndarray, d: int, tol: float = 1e-12
+) -> tuple[np.ndarray, float]:
+    """The finite-sample encoder of the a-priori trace-gap bound (``bounds.trace_gap_sample
+    _bound``): kernel PCA of the exact augmentation kernel on m pretraining inputs.
+
+    In H_Gamma, with the orthonormal basis e_i = sqrt(lambda_i) psi_i (lambda_i > tol),
+    K(., x) = sum_i e_i(x) e_i, the population operator T = E[K_X (x) K_X] is diag(lambda)
+    (<f, T f>_H = ||f||^2_{P_X}) and the empirical one T_m = mean_j K_{x_j} (x) K_{x_j} has the
+    matrix E^T W E (E = e_i at the distinct sampled inputs, W their frequencies). The encoder
+    keeps the constant psi_0 = e_0 and takes the top-d eigenvectors v_k of T_m on the
+    H-complement of the constant (coordinates i >= 1): phi_k = sum_i v_ik e_i. Its span
+    V = span(1, phi) maximises Tr(P_V T_m) among (d+1)-dimensional spans containing 1.
+    Unlike ``nystrom_encoder`` the kernel is exact (p(a) known): only P_X is sampled.
+
+    samples: (m,) input indices. -> (phi (n_x, d), tau), tau = sum_{i=1..d} lambda_i -
+    sum_k v_k^T diag(lambda) v_k, the trace gap of span(1, phi) (``trace_gap`` of phi)."""
+    return kernel_pca_encoder_counts(aug, np.bincount(samples, minlength=aug.n_inputs), d, tol)
+
+
+def kernel_pca_encoder_counts(
+    aug: FiniteAugmentation, counts: np.ndarray, d: int, tol: float = 1e-12
+) -> tuple[np.ndarray, float]:
+    """``kernel_pca_encoder`` from the inputs' sample counts (n_x,) (e.g. a multinomial draw
+    of m from P_X: m may then be 10^10 at no cost)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    unique = np.flatnonzero(counts)
+    counts = counts[unique]
+    lam, psi = aug.spectrum.eigenvalues, aug.spectrum.eigenfunctions
+    keep = np.flatnonzero(lam > tol)[1:]  # i >= 1 with lambda_i > 0 (H's coordinates)
+    if not 1 <= d <= len(keep):
+        raise ValueError(f"d must be in [1, {len(keep)}]")
+    basis = psi[:, keep] * np.sqrt(lam[keep])  # (n_x, r): e_i(x)
+    rows = basis[unique] * np.sqrt(counts / counts.sum())[:, None]  # W^1/2 E
+    mu, vec = np.linalg.eigh(rows.T @ rows)  # T_m on the complement of the constant
+    top = vec[:, np.argsort(mu)[::-1][:d]]  # (r, d)
+    tau = float(lam[keep[:d]].sum() - np.sum(lam[keep][:, None] * top**2))
+    return basis @ top, max(tau, 0.0)
+
+
 def ridge_probe(features: np.ndarray, y: np.ndarray, penalty: float) -> np.ndarray:
     """Linear probe b + w^T phi: argmin mean (b + F w - y)^2 + penalty ||w||^2 (bias free).
     features: (n, d), y: (n,) -> [b, w_1..w_d] (d + 1,)"""

@@ -115,3 +115,38 @@ def finite_sample_error_bound(
     approx = trace_gap_approximation_bound(epsilon, rkhs_norm_sq, lambda_next, trace_gap)
     est = estimation_bound(kappa, math.sqrt(rkhs_norm_sq), y_max, n, delta)
     return {"approximation": approx, "estimation": est, "total": approx + est}
+
+
+def trace_gap_sample_bound(kappa_sq: float, m: int, d: int, delta: float) -> float:
+    """The a-priori bound on the trace gap of the encoder learned from m pretraining inputs
+    (``kernel_pca_encoder``: kernel PCA of the augmentation kernel on m i.i.d. draws of P_X):
+    with probability >= 1 - delta,
+
+        tau <= sqrt(2 d) kappa^2 (1 + sqrt(2 log(1 / delta))) / sqrt(m),
+
+    the rate m^-1/2, with no eigen-gap lambda_d - lambda_{d+1} (the paper's Theorem 2 bounds
+    the same quantity without a gap; its statement and constants could not be read, so this
+    bound and its constants are ours). Derivation: on H_Gamma, T = E[K_X (x) K_X] and
+    T_m = mean_j K_{x_j} (x) K_{x_j}; tau = Tr(P* T) - Tr(P T) with P* = P_0 + Q* (the top
+    span) and P = P_0 + Q (the encoder's; P_0 on the constant, Q the top-d of T_m on its
+    complement, so Tr(P T_m) >= Tr(P* T_m)). Hence
+    tau <= Tr((Q* - Q)(T - T_m)) <= ||Q* - Q||_HS ||T - T_m||_HS <= sqrt(2 d) ||T - T_m||_HS.
+    Each K_x (x) K_x has Hilbert-Schmidt norm K(x, x) <= kappa^2, so
+    E ||T - T_m||_HS <= kappa^2 / sqrt(m), and replacing one draw moves ||T - T_m||_HS by at
+    most 2 kappa^2 / m (McDiarmid): ||T - T_m||_HS <= kappa^2 (1 + sqrt(2 log(1/delta))) /
+    sqrt(m) with probability >= 1 - delta."""
+    if m < 1 or d < 1 or not 0 < delta < 1:
+        raise ValueError("m and d must be >= 1 and delta in (0, 1)")
+    return math.sqrt(2 * d) * kappa_sq * (1 + math.sqrt(2 * math.log(1 / delta))) / math.sqrt(m)
+
+
+def approximation_bound_l2(epsilon: float, l2_norm_sq: float, lambda_next: float) -> float:
+    """``approximation_bound`` written with the L2(P_X) norm of f* instead of its RKHS norm:
+    the isometry (1 - eps) ||f*||_H^2 <= ||f*||^2 gives ||f*||_H^2 <= ||f*||^2 / (1 - eps), so
+    ||f* - P_d f*||^2 <= eps / (1 - eps) ||f*||^2 / (1 - lambda_{d+1}). At the exact (smallest)
+    eps, eps ||f*||_H^2 = ||f*||_H^2 - ||f*||^2 = eps / (1 - eps) ||f*||^2 and the two forms
+    are the same number; for any larger eps (an assumed constant) this one is the looser, and
+    it is infinite at eps = 1."""
+    if epsilon >= 1 or lambda_next >= 1:
+        return float("inf")
+    return epsilon / (1.0 - epsilon) * l2_norm_sq / (1.0 - lambda_next)

@@ -39,6 +39,7 @@ from iclr24_common import (
 
 from .aug_rkhs import (
     constrained_probe,
+    kernel_pca_encoder_counts,
     mask_augmentation,
     mask_kappa_sq_product,
     mask_log_kernel_diagonal_markov,
@@ -50,7 +51,7 @@ from .aug_rkhs import (
     replacement_kappa_sq_uniform,
     ridge_probe,
 )
-from .bounds import finite_sample_error_bound, probe_error_bound
+from .bounds import finite_sample_error_bound, probe_error_bound, trace_gap_sample_bound
 from .claims import make_checks, make_claims
 from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
 from .figures import plot_errors, plot_kappa, plot_mlm, plot_spectra
@@ -100,6 +101,16 @@ class Preset:
     """Ridge penalties tried on validation, the same grid at every alpha."""
     delta: float = 0.05
     """Failure probability of the estimation bound."""
+    msweep_rates: tuple[float, ...] = (0.8, 0.9, 0.95)
+    """[MASK] rates of the trace gap's decay in m (kernel PCA of the exact kernel): the three
+    highest rates of ``alphas``, where kappa^2 (241, 30, 7 at L = 6) lets the a-priori bound
+    become non-vacuous at m <= 10^10; at 0.5 it needs m ~ 10^10, at 0.2 m ~ 10^12."""
+    msweep_m: tuple[int, ...] = tuple(round(10 ** (k / 2)) for k in range(4, 21))
+    """Pretraining sample sizes m of that sweep: 100 to 10^10 in half decades (a multinomial
+    draw of the inputs' counts, so a large m costs nothing)."""
+    msweep_delta: float = 0.01
+    """Failure probability of the a-priori trace-gap bound, shared (union bound) by every
+    (rate, m, seed) of the sweep."""
     low_rate: float = 0.1
     """The weak augmentation compared with the best rate (the sweet-spot claim)."""
     sweet_factor: float = 2.0
@@ -186,6 +197,10 @@ class Preset:
                self.mlm_heads, self.mlm_probe_train, self.mlm_probe_val,
                self.mlm_probe_test) < 1 or self.mlm_classes < 2:  # fmt: skip
             raise ValueError("the mlm sizes must be >= 1 and mlm_classes >= 2")
+        if any(not 0 < a < 1 for a in self.msweep_rates) or not 0 < self.msweep_delta < 1:
+            raise ValueError("msweep_rates must be in (0, 1) and msweep_delta in (0, 1)")
+        if len(self.msweep_m) < 3 or min(self.msweep_m) < 1:
+            raise ValueError("msweep_m needs at least 3 sample sizes >= 1")
         if self.mlm_hidden % self.mlm_heads:
             raise ValueError("mlm_hidden must be a multiple of mlm_heads")
         if self.mlm_device not in ("auto", "cpu", "cuda"):
@@ -203,6 +218,8 @@ PRESETS = {
         n_windows=300,
         mc_windows=40,
         mc_masks=200,
+        msweep_rates=(0.9, 0.95),
+        msweep_m=tuple(10**k for k in range(2, 11)),
     ),
     "default": Preset(),
     # the masked-LM sweep as a CPU demo on pydoc_data.topics (minutes; not in the default,
@@ -331,6 +348,41 @@ def measure_rate(preset: Preset, alpha: float, n_top: int = 40):
     return out, lam[:n_top].tolist()
 
 
+def measure_msweep(preset: Preset, alpha: float) -> dict[int, dict[str, float]]:
+    """The trace gap of the kernel-PCA encoder against the number m of pretraining inputs, and
+    the a-priori bound ``trace_gap_sample_bound`` at each m. Per seed, one multinomial draw of
+    the counts per m; the slope of log tau against log m is fitted over the m where the bound
+    is non-vacuous (below lambda_1 + .. + lambda_d, the largest trace gap possible): there it
+    predicts a decay at least as fast as m^-1/2. -> {seed: metrics}"""
+    space = topic_mixture(preset.vocab_size, preset.length, preset.stay)
+    aug = mask_augmentation(space.p_x, preset.vocab_size, preset.length, alpha)
+    lam, kappa_sq, key = aug.spectrum.eigenvalues, aug.kappa() ** 2, rate_key(alpha)
+    cells = len(preset.msweep_rates) * len(preset.msweep_m) * len(preset.seeds)
+    bounds = np.array([trace_gap_sample_bound(kappa_sq, m, preset.d, preset.msweep_delta / cells)
+                       for m in preset.msweep_m])  # fmt: skip
+    ceiling = float(lam[1 : preset.d + 1].sum())
+    fit = bounds < ceiling
+    out = {}
+    for seed in preset.seeds:
+        rng = np.random.default_rng([seed, 30, round(alpha * 1e6)])
+        taus = np.array([kernel_pca_encoder_counts(aug, rng.multinomial(m, space.p_x), preset.d)[1]
+                         for m in preset.msweep_m])  # fmt: skip
+        row = {f"msweep/{key}/kappa_sq": kappa_sq, f"msweep/{key}/ceiling": ceiling,
+               f"msweep/{key}/n_fit": float(fit.sum()),
+               f"msweep/{key}/bound_ratio_max": float(np.max(taus / bounds))}  # fmt: skip
+        for m, tau, b in zip(preset.msweep_m, taus, bounds, strict=True):
+            row[f"msweep/{key}/m{m}/trace_gap"] = float(tau)
+            row[f"msweep/{key}/m{m}/bound"] = float(b)
+        ok = fit & (taus > 0)
+        slope = np.polyfit(np.log(np.array(preset.msweep_m)[ok]), np.log(taus[ok]), 1)[0]
+        row[f"msweep/{key}/slope"] = float(slope) if ok.sum() >= 3 else float("nan")
+        row[f"msweep/{key}/slope_all"] = float(
+            np.polyfit(np.log(preset.msweep_m), np.log(np.maximum(taus, 1e-300)), 1)[0]
+        )
+        out[seed] = row
+    return out
+
+
 def tuned_ridge(f_tr, y_tr, f_val, y_val, penalties) -> np.ndarray:
     """Ridge probe with the penalty of least validation error."""
     fits = [ridge_probe(f_tr, y_tr, p) for p in penalties]
@@ -445,6 +497,11 @@ def run(ctx: RunContext) -> Report:
             metrics.update(seed, row)
         eigenvalues[rate_key(alpha)] = top
         ctx.save_partial(metrics)
+    for alpha in progress(preset.msweep_rates, desc="trace gap vs m"):
+        rows = ctx.cached(f"msweep/rate{alpha:g}_seeds{seeds_tag}",
+                          lambda a=alpha: measure_msweep(preset, a))  # fmt: skip
+        for seed, row in rows.items():
+            metrics.update(seed, row)
     closed = ctx.cached("closed_forms", lambda: closed_form_checks(preset))
     for seed in ctx.seeds:
         metrics.update(seed, closed)

@@ -12,6 +12,7 @@ from .baselines import random_batches
 from .data import load_cifar, load_digits_split, step_counts, step_imbalance, ufm_labels
 from .geometry import (
     class_means,
+    etf_of_distance,
     geometry,
     gram_distance,
     mean_angle,
@@ -48,6 +49,7 @@ __all__ = [
     "bind",
     "binding_examples",
     "class_means",
+    "etf_of_distance",
     "geometry",
     "gram_distance",
     "load_cifar",

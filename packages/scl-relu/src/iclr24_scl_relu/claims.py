@@ -12,22 +12,35 @@ a distance criterion that the baseline passes too could not tell the two apart.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iclr24_common import Check, Claim, Metrics, all_of, non_inferiority, superiority, threshold
+
+from .geometry import etf_of_distance
 
 # Distance (Frobenius, normalised Gram matrices) at which a run counts as reaching a geometry:
 # the issue's tolerance; the converged UFM runs land at ~1e-6, far inside it.
 TOL = 1e-2
 # NC1 (within-class variability) that counts as collapse: the issue's tolerance.
 NC1_TOL = 1e-6
-# "Neither ETF nor OF": ten times TOL (the README's choice: for k = 10 the OF and the ETF are
-# only 0.32 apart, so the issue's 0.3 would ask the geometry to be as far as the OF itself).
-FAR = 0.1
+# "Neither ETF nor OF": farther than half the ETF-OF distance at this k from both (0.160 for
+# k = 10), fixed from the geometry alone (issue 38): the two balls of that radius do not overlap,
+# and a geometry inside one of them is closer to that geometry than to the other (triangle
+# inequality), so only a geometry outside both is attributable to neither. It replaces the
+# ad-hoc 0.1 (lowered from the issue's 0.3 after a run; 0.3 is nearly the ETF-OF distance
+# itself, 0.320 at k = 10).
+FAR_FRACTION = 0.5
 # The symmetry break in angles: majority-majority vs minority-minority class-mean angles
 # differ by more than 5 degrees (our reading of a visible asymmetry, fixed before the default
 # run; the paper states the break without a number).
 ANGLE_GAP = 5.0
 # Random batches that break the batch-graph condition end far from the OF: the issue's 0.3.
 FAR_BATCH = 0.3
+# "At the minimum": |loss - OF loss| of a run (sum of the anchors' losses; ~550 anchors here)
+# below 1e-2: the float32 tolerance of the check of-is-a-lower-bound (set in v2), reused as it
+# is, not tuned to the batched runs (issue 38). A run above it has not reached a global
+# minimiser of its objective, so its geometry says nothing about the minimisers (stuck).
+LOSS_TOL = 1e-2
 # A network "at" the OF: ten times TOL (SGD on data does not reach the UFM's 1e-6). Also the
 # margin by which the plain net must be farther from the OF ("without it they do not").
 NET_OF = 0.1
@@ -78,6 +91,7 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         test=threshold(m.by_seed("ufm/balanced/dist_etf"), threshold=TOL, higher_is_better=False),
     ))  # fmt: skip
     gap = m.gap("ufm/imbalanced/angle_maj_maj", "ufm/imbalanced/angle_min_min")
+    far = FAR_FRACTION * etf_of_distance(preset.classes)
     claims.append(Claim(
         id="ufm-imbalanced-asymmetric",
         statement=f"imbalanced classes (R = {preset.ufm_imbalance:g}), no ReLU: the symmetry "
@@ -88,11 +102,12 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
         f"{m.fmt('ufm/imbalanced/angle_maj_maj', 4)} deg, minority-minority "
         f"{m.fmt('ufm/imbalanced/angle_min_min', 4)} deg (gap {gap})",
         criterion=f"all of: per seed, the distances to the ETF and to the OF (each above "
-        f"{FAR:g}); the majority-majority vs minority-minority class-mean angle (degrees, "
-        f"apart by more than {ANGLE_GAP:g})",
+        f"{far:.3f}, half the ETF-OF distance at k = {preset.classes}); the "
+        f"majority-majority vs minority-minority class-mean angle (degrees, apart by more "
+        f"than {ANGLE_GAP:g})",
         test=all_of(
-            threshold(m.by_seed("ufm/imbalanced/dist_etf"), threshold=FAR),
-            threshold(m.by_seed("ufm/imbalanced/dist_of"), threshold=FAR),
+            threshold(m.by_seed("ufm/imbalanced/dist_etf"), threshold=far),
+            threshold(m.by_seed("ufm/imbalanced/dist_of"), threshold=far),
             superiority(m.by_seed("ufm/imbalanced/angle_maj_maj"),
                         m.by_seed("ufm/imbalanced/angle_min_min"), margin=ANGLE_GAP),
         ),
@@ -119,21 +134,33 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
             ),
         ))  # fmt: skip
     rnd, bnd = "batching/random", "batching/binding"
+    at_min = threshold({s: abs(v) for s, v in m.by_seed(f"{rnd}/loss_minus_of").items()},
+                       threshold=LOSS_TOL, higher_is_better=False)  # fmt: skip
+    geometry_test = all_of(
+        threshold(m.by_seed(f"{rnd}/graph_holds"), threshold=0.5, higher_is_better=False),
+        at_min,
+        threshold(m.by_seed(f"{rnd}/dist_of"), threshold=FAR_BATCH),
+    )
+    if not at_min.holds:  # not at a global minimiser: its geometry is no evidence either way
+        geometry_test = replace(geometry_test, outcome="inconclusive",
+                                reason="optimiser stuck: |loss - OF loss| not below "
+                                f"{LOSS_TOL:g} by 2 SE, so the run is not at a minimiser "
+                                f"({geometry_test.reason})")  # fmt: skip
     claims.append(Claim(
         id="batching-random-not-of",
         statement=f"mini-batches: on a fixed set of small random batches (size "
         f"{preset.batch_size}, R = {preset.batch_ratio:g}) that break the batch-graph condition, "
-        "UFM+ does not reach the orthogonal frame (Thm 2)",
+        "UFM+ reaches a second global minimiser that is not the orthogonal frame (Thm 2)",
         paper=f"Thm 2 and Section 5 (statements, no figure value); {NOT_FOUND}",
-        measured=f"distance to OF {m.fmt(f'{rnd}/dist_of', 3)}; classes with a split batch graph "
-        f"{m.fmt(f'{rnd}/graph_split_classes', 3)}; class pairs never contrasted "
-        f"{m.fmt(f'{rnd}/graph_pairs_missing', 3)}",
+        measured=f"loss - OF loss (sum_B L_B) {m.fmt(f'{rnd}/loss_minus_of', 2)} (with binding "
+        f"{m.fmt(f'{bnd}/loss_minus_of', 2)}); distance to OF {m.fmt(f'{rnd}/dist_of', 3)}; "
+        f"classes with a split batch graph {m.fmt(f'{rnd}/graph_split_classes', 3)}; class "
+        f"pairs never contrasted {m.fmt(f'{rnd}/graph_pairs_missing', 3)}",
         criterion=f"all of: per seed, whether the batch-graph condition holds (1) or not (0): "
-        f"below 0.5; the distance to the OF: above {FAR_BATCH:g}",
-        test=all_of(
-            threshold(m.by_seed(f"{rnd}/graph_holds"), threshold=0.5, higher_is_better=False),
-            threshold(m.by_seed(f"{rnd}/dist_of"), threshold=FAR_BATCH),
-        ),
+        f"below 0.5; |loss - OF loss| of the batched objective (at a global minimiser: below "
+        f"{LOSS_TOL:g}; if not, the optimiser is stuck and the verdict is inconclusive); the "
+        f"distance to the OF: above {FAR_BATCH:g}",
+        test=geometry_test,
     ))  # fmt: skip
     claims.append(Claim(
         id="batching-binding-of",
@@ -222,15 +249,17 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
         why="UFM+ follows every gradient step by the projection onto {h >= 0, ||h|| = 1} "
         "(project_nonneg_sphere); 1e-5 is float32 rounding",
     ))  # fmt: skip
-    worst = min(_min(m, f"ufm+/R{r:g}/loss_minus_of") for r in preset.ufm_ratios)
+    worst = min(_min(m, f"{g}/loss_minus_of") for g in plus)
     checks.append(Check(
         id="of-is-a-lower-bound",
-        statement="no UFM+ run ends below the loss of the orthogonal frame (Thm 1's minimum)",
+        statement="no UFM+ run ends below the loss of the orthogonal frame (Thm 1's minimum; "
+        "with batches, sum_B L_B at the OF)",
         measured=f"min (loss - OF value) {worst:.2e}",
         criterion=">= -1e-2 (float32 sums over ~10^3 anchors)",
         holds=worst >= -1e-2,
-        why="Thm 1: the OF's loss value is the global minimum of the full-batch UFM+ loss, so no "
-        "feasible point lies below it (1e-2 covers float32 sums)",
+        why="Thm 1: the OF's loss value is the global minimum of the full-batch UFM+ loss, and "
+        "of each batch's loss, hence of their sum, so no feasible point lies below it (1e-2 "
+        "covers float32 sums)",
     ))  # fmt: skip
     checks.append(Check(
         id="binding-meets-the-condition",

@@ -234,8 +234,10 @@ def measure_ufm(preset: Preset, seed: int, *, ratio: float, relu: bool, batching
     H = model.H.double().cpu()
     out.update(geometry(H, labels, majority, preset.classes))
     out["loss"] = loss
-    if batching is None:
-        out["loss_minus_of"] = loss - of_loss_value(torch.as_tensor(labels), preset.ufm_temperature)
+    # the OF's value of the same objective (full batch, or sum_B L_B over these batches): Thm 1's
+    # minimum, and Thm 2's: with batches that break the condition, any other global minimiser
+    # reaches this value too, so a run ending above it is stuck, not at a second minimiser
+    out["loss_minus_of"] = loss - of_loss_value(labels, preset.ufm_temperature, batches)
     out["min_entry"] = float(H.min())
     out["norm_error"] = float((H.norm(dim=1) - 1).abs().max())
     M = class_means(H, labels, preset.classes)

@@ -31,6 +31,12 @@ def simplex_etf(k: int) -> np.ndarray:
     return k / (k - 1) * (np.eye(k) - np.ones((k, k)) / k)
 
 
+def etf_of_distance(k: int) -> float:
+    """The distance between the simplex ETF and the OF of k classes (both Gram matrices
+    normalised): sqrt(2 - 2 sqrt((k-1)/k)), 0.320 for k = 10."""
+    return gram_distance(simplex_etf(k), orthogonal_frame(k))
+
+
 def class_means(h, labels, k: int | None = None) -> np.ndarray:
     """Mean embedding of each class. h: (n, d), labels: (n,) -> (k, d)"""
     h, labels = _np(h), _np(labels).astype(np.int64)

@@ -251,10 +251,17 @@ class UFMPlus(UFM):
     nonneg = True
 
 
-def of_loss_value(labels: Tensor, temperature: float) -> float:
-    """The full-batch loss at an orthogonal frame: h_i.h_j = 1 within a class, 0 across
-    (Thm 1's minimum value for UFM+). An anchor of class c with n_c >= 2 contributes
-    -1/tau + log((n_c - 1) e^{1/tau} + n - n_c)."""
+def of_loss_value(labels: Tensor, temperature: float, batches=None) -> float:
+    """The loss at an orthogonal frame: h_i.h_j = 1 within a class, 0 across (Thm 1's minimum
+    value for UFM+). An anchor of class c with n_c >= 2 contributes
+    -1/tau + log((n_c - 1) e^{1/tau} + n - n_c). With ``batches`` (index lists) it is
+    sum_B L_B at the OF, each batch by the same formula on its own counts: the minimum of the
+    batched objective, since the OF minimises every L_B at once (Thm 1 on each batch), and
+    the value every other global minimiser reaches when the batch-graph condition fails
+    (Thm 2)."""
+    labels = torch.as_tensor(labels).cpu()
+    if batches is not None:
+        return float(sum(of_loss_value(labels[list(b)], temperature) for b in batches))
     counts = torch.bincount(labels).double()
     n, inv = float(labels.numel()), 1.0 / temperature
     c = counts[counts >= 2]

@@ -1,0 +1,118 @@
+"""The a-priori trace-gap bound in m (issue 38): the kernel-PCA encoder of the exact kernel,
+its trace gap, the bound, the claim on its decay in m; and the approximation bound written
+with the L2 norm of f* against the RKHS-norm form the package uses."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from iclr24_aug_rkhs import (
+    approximation_bound,
+    approximation_bound_l2,
+    kernel_pca_encoder,
+    kernel_pca_encoder_counts,
+    mask_augmentation,
+    random_target,
+    topic_mixture,
+    trace_gap_sample_bound,
+)
+from iclr24_aug_rkhs.claims import _trace_gap_rate, _trace_gap_sample_bound
+
+from iclr24_common import Metrics
+
+V, L = 3, 4
+
+
+@pytest.fixture(scope="module")
+def space():
+    return topic_mixture(V, L, stay=0.6)
+
+
+def _empirical_ratio_trace(aug, funcs, samples):
+    """Tr(G_H^-1 G_m) of span(funcs), G_m = mean_j f(x_j) f(x_j)^T = <f, T_m g>_H."""
+    lam, psi = aug.spectrum.eigenvalues, aug.spectrum.eigenfunctions
+    keep = lam > 1e-12
+    coef = psi.T @ (aug.p_x[:, None] * funcs)
+    g_h = coef[keep].T @ (coef[keep] / lam[keep, None])
+    rows = funcs[samples]
+    return float(np.trace(np.linalg.solve(g_h, rows.T @ rows / len(samples))))
+
+
+@pytest.mark.parametrize("d", [1, 2])
+def test_kernel_pca_encoder_maximises_the_empirical_ratio_trace(space, d):
+    """Its tau is the trace gap of span(1, phi), and no other span containing the constant
+    has a larger empirical ratio trace (the step the bound's proof rests on)."""
+    aug = mask_augmentation(space.p_x, V, L, 0.5)
+    rng = np.random.default_rng(0)
+    samples = rng.choice(aug.n_inputs, 80, p=space.p_x)
+    phi, tau = kernel_pca_encoder(aug, samples, d)
+    assert tau == pytest.approx(aug.trace_gap(phi), abs=1e-10) and tau > 1e-4
+    ones = np.ones((aug.n_inputs, 1))
+    best = _empirical_ratio_trace(aug, np.hstack([ones, phi]), samples)
+    psi = aug.spectrum.eigenfunctions
+    assert best >= _empirical_ratio_trace(aug, np.hstack([ones, psi[:, 1 : d + 1]]), samples)
+    for _ in range(20):
+        other = psi[:, 1:12] @ rng.standard_normal((11, d))
+        assert best >= _empirical_ratio_trace(aug, np.hstack([ones, other]), samples) - 1e-12
+    counts = np.bincount(samples, minlength=aug.n_inputs)
+    assert kernel_pca_encoder_counts(aug, counts, d)[1] == pytest.approx(tau, abs=1e-12)
+
+
+def test_trace_gap_vanishes_with_many_samples_and_stays_under_its_bound(space):
+    aug = mask_augmentation(space.p_x, V, L, 0.8)
+    rng = np.random.default_rng(1)
+    kappa_sq, taus = aug.kappa() ** 2, []
+    for m in (100, 10_000, 1_000_000):
+        counts = rng.multinomial(m, space.p_x)
+        taus.append(kernel_pca_encoder_counts(aug, counts, 1)[1])
+        assert taus[-1] <= trace_gap_sample_bound(kappa_sq, m, 1, 0.01)
+    assert taus[2] < 1e-3 * taus[0]
+    # the bound's rate: exactly m^-1/2
+    assert trace_gap_sample_bound(2.0, 400, 1, 0.1) == pytest.approx(
+        trace_gap_sample_bound(2.0, 100, 1, 0.1) / 2)  # fmt: skip
+    with pytest.raises(ValueError):
+        trace_gap_sample_bound(2.0, 0, 1, 0.1)
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.6])
+def test_l2_form_of_the_approximation_bound(space, alpha):
+    """eps ||f*||_H^2 and eps / (1 - eps) ||f*||^2 are the same number at the exact eps; for
+    an assumed eps above it the L2 form is looser; both bound the approximation error."""
+    aug = mask_augmentation(space.p_x, V, L, alpha)
+    lam = aug.spectrum.eigenvalues
+    f = random_target(space, 1, np.random.default_rng(3))
+    eps, h_sq, l2_sq = aug.isometry_epsilon(f), aug.rkhs_norm_sq(f), float(space.p_x @ f**2)
+    exact = approximation_bound(eps, h_sq, lam[2])
+    assert approximation_bound_l2(eps, l2_sq, lam[2]) == pytest.approx(exact, rel=1e-10)
+    assert aug.approximation_error(f, 1) <= exact * (1 + 1e-12)
+    looser = min(eps + 0.5 * (1 - eps), 0.99)
+    assert approximation_bound_l2(looser, l2_sq, lam[2]) > approximation_bound(looser, h_sq, lam[2])
+    assert approximation_bound_l2(1.0, l2_sq, lam[2]) == float("inf")
+
+
+PRESET = SimpleNamespace(msweep_rates=(0.8, 0.9), msweep_m=(100, 1000, 10_000, 100_000),
+                         msweep_delta=0.01, vocab_size=3, length=4, d=1)  # fmt: skip
+
+
+def _metrics(slopes: dict[float, list[float]], ratio: float = 1e-3) -> Metrics:
+    m = Metrics()
+    for a, per_seed in slopes.items():
+        for s, slope in enumerate(per_seed):
+            k = f"msweep/a{a:g}"
+            m.update(s, {f"{k}/slope": slope, f"{k}/slope_all": slope, f"{k}/kappa_sq": 30.0,
+                         f"{k}/ceiling": 0.3})  # fmt: skip
+            for mm in PRESET.msweep_m:
+                bound = 10.0 / np.sqrt(mm)
+                m.update(s, {f"{k}/m{mm}/bound": bound, f"{k}/m{mm}/trace_gap": ratio * bound})
+    return m
+
+
+def test_rate_claim_holds_fails_and_is_inconclusive():
+    fast = {0.8: [-1.0, -0.97, -1.02], 0.9: [-0.99, -1.01, -1.0]}
+    assert _trace_gap_rate(_metrics(fast), PRESET).verdict == "holds"
+    stuck = {0.8: [0.01, -0.02, 0.0], 0.9: [-0.99, -1.01, -1.0]}  # no decay at 0.8
+    assert _trace_gap_rate(_metrics(stuck), PRESET).verdict == "fails"
+    vacuous = {0.8: [float("nan")] * 3, 0.9: [-0.99, -1.01, -1.0]}  # < 3 non-vacuous m
+    assert _trace_gap_rate(_metrics(vacuous), PRESET).verdict == "inconclusive"
+    assert _trace_gap_sample_bound(_metrics(fast), PRESET).holds
+    assert not _trace_gap_sample_bound(_metrics(fast, ratio=1.5), PRESET).holds
