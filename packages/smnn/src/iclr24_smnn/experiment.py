@@ -439,14 +439,21 @@ SCALABILITY_CONFIG = {
 def measure_scalability(preset: Preset, model: str, m: int, seed: int) -> dict[str, float]:
     """Median seconds per training epoch (first epoch dropped) and parameter count with m
     monotone inputs of 40 (official scalability_test_large_m: 70 % of the rows train,
-    batch 128, structure (128, 64), (8, 8), (64, 32))."""
+    batch 128, structure (128, 64), (8, 8), (64, 32)). Timed on one thread: a thread pool
+    on a shared machine can stall for minutes when its threads are descheduled (a 2-thread
+    UMNN epoch took 100x its 1-thread time on the loaded 2-core machine)."""
     X, y = D.scalability_data(preset.scal_n, seed)
     n_train = int(0.7 * len(X))
     seed_everything(seed)
     net = build(model, X.shape[1], D.scalability_monotone(m), STRUCTURES["scalability"],
                 SCALABILITY_CONFIG, X[:n_train], umnn_steps=preset.umnn_steps)  # fmt: skip
-    res = train_model(net, _t(X[:n_train]), _t((y[:n_train] - y.mean()) / y.std()),
-                      TrainConfig(epochs=preset.scal_epochs, batch_size=128), seed=seed)  # fmt: skip
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        res = train_model(net, _t(X[:n_train]), _t((y[:n_train] - y.mean()) / y.std()),
+                          TrainConfig(epochs=preset.scal_epochs, batch_size=128), seed=seed)  # fmt: skip
+    finally:
+        torch.set_num_threads(threads)
     return {f"epoch_seconds_m{m}": float(np.median(res.epoch_seconds[1:])),
             f"params_m{m}": float(count_parameters(net))}  # fmt: skip
 
