@@ -118,5 +118,5 @@ def test_paper_preset_runs_on_a_mesh_folder(tmp_path, monkeypatch):
     )
     ids = {c["id"] for c in res["claims"]}
     assert ids == {"cd", "p2s", "compactness", "generalization", "specificity", "robust-sparse",
-                   "robust-train-size"}  # fmt: skip
+                   "robust-train-size", "converged"}  # fmt: skip
     assert "train4/point2ssm/cd" in res["metrics"] and "points16/dg-ae/cd" in res["metrics"]

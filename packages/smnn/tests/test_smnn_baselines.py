@@ -42,11 +42,13 @@ def test_lattice_peer_optional_and_monotone_when_installed():
     drops the lattice and says so; with it, the peer is monotone, fits, and has 2^m vertices."""
     from iclr24_smnn import CalibratedLatticeNet
     from iclr24_smnn.baselines import has_lattice
-    from iclr24_smnn.experiment import Preset, models_of
+    from iclr24_smnn.experiment import PRESETS, Preset, models_of
     from iclr24_smnn.train import TrainConfig, train_model
 
     if not has_lattice():
-        assert "lattice" in Preset().models and "lattice" not in models_of(Preset())
+        # opt-in (the paper preset asks for it; the default does not), dropped when absent
+        assert "lattice" not in Preset().models and "lattice" in PRESETS["paper"].models
+        assert "lattice" not in models_of(PRESETS["paper"])
         with pytest.raises(ImportError):
             CalibratedLatticeNet(4, MONO, np.zeros((8, 4)))
         return

@@ -63,3 +63,35 @@ def test_scalability_timing_noise_is_inconclusive_and_growth_fails():
 
 def test_a_fit_stopped_by_the_cap_keeps_converged_from_holding():
     assert claims(metrics(capped=1))["converged"].verdict != "holds"
+
+
+def noise_metrics(smnn_slope, base_slopes=(0.40, 0.45, 0.50), jitter=(0.0, 0.02, -0.02)) -> Metrics:
+    """Friedman #1 MSE at noise 0/5/10/20 for SMNN, the MLP and the same-structure network:
+    linear in the noise (plus a per-seed jitter), with the given per-seed slopes."""
+    m = Metrics()
+    for s in range(3):
+        for model, slope in (("smnn", smnn_slope[s]), ("same", base_slopes[s]),
+                             ("mlp", base_slopes[s] + 0.3)):  # fmt: skip
+            for nz in (0.0, 5.0, 10.0, 20.0):
+                m.add(f"friedman_noise{nz:g}/{model}/test_mse", s, 1.0 + slope * nz + jitter[s])
+    return m
+
+
+def test_noise_claim_judges_the_growth_of_the_error_with_noise():
+    tasks = [f"friedman_noise{nz:g}" for nz in (0.0, 5.0, 10.0, 20.0)]
+
+    def verdict(smnn_slope):
+        c = {
+            c.id: c
+            for c in make_claims(noise_metrics(smnn_slope), PRESET, ["smnn", "mlp", "same"], tasks)
+        }
+        return c["friedman-noise-robust"]
+
+    grows_less = verdict((0.10, 0.12, 0.11))
+    assert grows_less.verdict == "holds" and "(same)" in grows_less.criterion  # the lowest slope
+    assert abs(grows_less.test.estimate - (0.45 - 0.11)) < 1e-9  # slope gap, per-seed fits
+    assert verdict((0.40, 0.45, 0.50)).verdict == "fails"  # the same growth: not "much less"
+    assert verdict((0.10, 0.45, 0.80)).verdict == "inconclusive"  # seeds cannot decide
+    one_level = make_claims(noise_metrics((0.1, 0.1, 0.1)), PRESET, ["smnn", "same"],
+                            ["friedman_noise20"])  # fmt: skip
+    assert "friedman-noise-robust" not in {c.id for c in one_level}  # no growth to judge

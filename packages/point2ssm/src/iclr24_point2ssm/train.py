@@ -23,13 +23,27 @@ from .data import Perturbation, draw_inputs
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int
-    """Optimiser steps."""
+    """Optimiser steps: the cap of the convergence rule (or the fixed count when ``tol`` is
+    0)."""
     lr: float
     """Adam learning rate (official cfgs: 1e-4)."""
     batch_size: int = 8
     """Shapes per step (official cfgs: batch_size 8)."""
     checkpoint_every: int = 0
     """Steps between checkpoints (0: none)."""
+    tol: float = 0.0
+    """Convergence rule: stop at the first check where ``tail_drop`` of the losses so far is
+    below ``tol`` (0: run exactly ``steps``)."""
+    min_steps: int = 0
+    """No convergence check before this many steps."""
+    check_every: int = 100
+    """Steps between convergence checks."""
+
+
+def converged(losses: list[float], cfg: TrainConfig) -> bool:
+    """The one convergence rule of every model: the loss fell by less than ``cfg.tol`` between
+    the 65-75 % window and the last 10 % of the steps so far (``tail_drop``)."""
+    return cfg.tol > 0 and tail_drop(losses) < cfg.tol
 
 
 def train(
@@ -45,8 +59,10 @@ def train(
     resume: bool = False,
 ) -> list[float]:
     """Train ``model`` in place on the shapes' surface samples ``pool`` (S, P, 3) against the
-    Chamfer targets ``gt`` (S, G, 3); returns the loss of every step. Batches are drawn on the
-    CPU from one generator seeded with ``seed``, so a run is the same on every device."""
+    Chamfer targets ``gt`` (S, G, 3) until the convergence rule holds (checked every
+    ``cfg.check_every`` steps from ``cfg.min_steps``) or ``cfg.steps`` are run; returns the
+    loss of every step run. Batches are drawn on the CPU from one generator seeded with
+    ``seed``, so a run is the same on every device."""
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, betas=(0.9, 0.999))
     gen = torch.Generator().manual_seed(seed)
     dev = next(model.parameters()).device
@@ -70,6 +86,9 @@ def train(
         opt.step()
         losses.append(loss.item())
         done = step + 1
+        check = cfg.tol > 0 and done >= cfg.min_steps and done % cfg.check_every == 0
+        if check and done < cfg.steps and converged(losses, cfg):
+            break
         if checkpoint is not None and cfg.checkpoint_every and done % cfg.checkpoint_every == 0:
             if done < cfg.steps:
                 save_checkpoint(checkpoint, step=done, model=model, optimizer=opt,

@@ -62,3 +62,22 @@ def scalability_figure(metrics: Metrics, preset, models):
     ax_t.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def noise_figure(metrics: Metrics, preset, models):
+    """Friedman #1: denoised test MSE against the noise std of the training targets (mean and
+    sd over seeds), for the models fitted at every level."""
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    noises = sorted(preset.friedman_noises)
+    for name in models:
+        keys = [f"friedman_noise{nz:g}/{name}/test_mse" for nz in noises]
+        if all(k in metrics for k in keys):
+            mean = np.array([metrics.mean(k) for k in keys])
+            sd = np.array([np.std(metrics.values(k)) for k in keys])
+            ax.errorbar(noises, mean, yerr=sd, marker="o", capsize=3, label=LABELS[name])
+    ax.set(xlabel="noise std of the training targets", ylabel="denoised test MSE",
+           title="Friedman #1: error vs noise")  # fmt: skip
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
