@@ -34,9 +34,9 @@ def test_lqr_expert_holds_the_pendulum_up():
 
 def test_the_reproduction_runs_the_pendulum_and_can_skip_it():
     preset = PRESETS["default"]
-    assert list(preset.tasks()) == ["linear", "pendulum"]
+    assert list(preset.tasks()) == ["linear", "pendulum", "cartpole"]
     skip = replace(preset, pendulum=replace(preset.pendulum, steps=0))
-    assert list(skip.tasks()) == ["linear"]
+    assert list(skip.tasks()) == ["linear", "cartpole"]
     with pytest.raises(ValueError):
         PendulumPreset(lr=0.0)
     with pytest.raises(ValueError):  # fewer than 4 checkpoints
