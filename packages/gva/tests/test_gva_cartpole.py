@@ -20,6 +20,7 @@ def test_step_matches_gymnasium_cartpole():
         u = rng.uniform(-1, 1)
         # gymnasium's two actions are +-force_mag: set force_mag to |force|, pick its sign
         env.state, env.force_mag = state.copy(), abs(10.0 * u)
+        env.steps_beyond_terminated = None  # a fresh episode: no post-termination warning
         obs, _, terminated, *_ = env.step(int(u > 0))
         x = torch.tensor(state[None], dtype=torch.float64)
         nxt = ours.step(x, torch.tensor([[u]], dtype=torch.float64), torch.zeros(1, 4))
