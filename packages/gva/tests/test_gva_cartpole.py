@@ -2,7 +2,6 @@
 
 from dataclasses import replace
 
-import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -11,6 +10,8 @@ from iclr24_gva.experiment import PRESETS, CartPolePreset, bc_unit
 
 
 def test_step_matches_gymnasium_cartpole():
+    # gymnasium is in the test group: the CI leg runs this; a bare workspace skips it
+    gym = pytest.importorskip("gymnasium")
     env = gym.make("CartPole-v1").unwrapped
     env.reset(seed=0)
     ours = CartPole()
