@@ -12,6 +12,7 @@ SIZE_CAPS = {
     "eval_every": 2,  # first: each --set is validated in turn (>= 4 checkpoints per run)
     "steps": 8,  # BC updates per config (paper preset: 20,000)
     "pendulum.steps": 8,
+    "cartpole.steps": 8,
     "n_demos": 8,
     "n_eval": 4,  # evaluation episodes (paper preset: 1024)
     "horizon": 10,
@@ -30,3 +31,5 @@ def test_gva_paper_path_runs_with_size_caps(tmp_path):
     assert ids, "no claims"
     names = set(res["metrics"])
     assert any(n.startswith("lm/") for n in names) and any(n.startswith("pendulum/") for n in names)
+    assert any(n.startswith("cartpole/second_floor/") for n in names)
+    assert "cartpole/gva-exists" in ids

@@ -5,7 +5,15 @@ Gradient variance amplification (GVA) in behaviour cloning, measured in closed l
 common random numbers, and the paper's fix: an EMA of the iterates (``EMA``).
 """
 
-from .envs import LinearSystem, Pendulum, Rollouts, expert_dataset, lqr_gain, rollout_reward
+from .envs import (
+    CartPole,
+    LinearSystem,
+    Pendulum,
+    Rollouts,
+    expert_dataset,
+    lqr_gain,
+    rollout_reward,
+)
 from .gva import EMA, EMASchedule, curve_summary, late_std, mean_abs_jump, mean_rel_jump
 from .train import BCConfig, BCHistory, BehaviorCloning, bc_loss, mlp
 
@@ -17,6 +25,7 @@ __all__ = [
     "BCHistory",
     "BehaviorCloning",
     "EMASchedule",
+    "CartPole",
     "LinearSystem",
     "Pendulum",
     "Rollouts",

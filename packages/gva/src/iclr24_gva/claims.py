@@ -6,12 +6,18 @@ batches and smaller learning rates damp the oscillations; EMA nearly for free) a
 Section 4 (EMA lowers and steadies the validation loss of a language model before the
 learning-rate cool-down). No numbers were found: searched the arXiv/OpenReview abstract,
 the OpenReview reviews and the ICLR poster text. Our settings differ from the paper's
-(a 4-d linear system and a pendulum instead of MuJoCo, a 2-layer character model instead
+(a 4-d linear system, a pendulum and a cart-pole instead of MuJoCo, a 2-layer character model instead
 of a GPT). The four behaviour-cloning claims are made once per environment, with the same
 criteria: ``linear/gva-exists``, ``pendulum/gva-exists``, ... Every verdict comes from a
 test on paired per-seed values; the reward claims carry the untrained policy (the same
 initialisation, never trained) as a control, so that a policy that never learns, which
 cannot oscillate, cannot pass for one whose oscillation was damped.
+
+GVA is judged on the behaviour-cloning loss **above its label-noise floor** (the mean
+squared distance of the policy's action to the expert's on the validation states): the
+loss itself carries the floor (action_dim x action_noise^2), which shrinks its relative
+jumps by as much as one cares to raise the noise. The same test is made at a second noise
+level (``second_floor``), so that the verdict cannot be tuned through it.
 """
 
 from __future__ import annotations
@@ -43,10 +49,10 @@ NO_COST = 0.01
 DAMPS = 0.2
 """A variance reduction "damps" the oscillation: |dJ| lower than the raw run's by more than a
 fifth of the raw run's mean |dJ| (the package's level; the paper shows curves, no number)."""
-PROGRESS = 0.5
-"""A variance reduction may cost progress (the paper: "at a cost in compute or in progress"),
-but must keep at least half of the raw run's gain in J over the untrained policy: a policy
-that never learns does not oscillate, and must not pass for one that is damped."""
+NON_INFERIOR = 0.1
+"""A variance reduction must not lower the reward: its mean J non-inferior to the raw run's
+within 10 % of the raw run's mean J (the package's level; issue 38: a small learning rate
+whose policy never learns does not oscillate, and must not pass for one that is damped)."""
 LM_MARGIN = 0.01
 """EMA's validation loss lower by more than 0.01 nats/char (LM losses are read to 2 decimals)."""
 
@@ -55,6 +61,10 @@ UNTRAINED = "the untrained policy"
 
 def _per_seed(metrics: Metrics, name: str) -> np.ndarray:
     return np.asarray(metrics.values(name), dtype=float)
+
+
+def _fmt(ratio: dict[int, float]) -> str:
+    return ", ".join(f"{r:.1f}" for r in ratio.values())
 
 
 def _ratio(metrics: Metrics, a: str, b: str) -> dict[int, float]:
@@ -76,21 +86,24 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
     """The paper's four behaviour-cloning statements, measured in one environment."""
     env = task.name
     L = f"{env}/small_batch/"
-    ratio = _ratio(metrics, L + "rel_dJ", L + "rel_dloss")
+    F = f"{env}/second_floor/"
+    ratio = _ratio(metrics, L + "rel_dJ", L + "rel_dexcess")
+    ratio2 = _ratio(metrics, F + "rel_dJ", F + "rel_dexcess")
+    ratio_with_floor = _ratio(metrics, L + "rel_dJ", L + "rel_dloss")
     ema_ratio = _ratio(metrics, L + "ema/dJ", L + "dJ")
     J_raw, J_ema = metrics.by_seed(L + "J_mean"), metrics.by_seed(L + "ema/J_mean")
     J0 = metrics.by_seed(f"{env}/untrained/J")
-    J, J0_mean = metrics.mean(L + "J_mean"), metrics.mean(f"{env}/untrained/J")
+    J = metrics.mean(L + "J_mean")
     dJ = metrics.by_seed(L + "dJ")
     ema_gap = metrics.gap(L + "dJ", L + "ema/dJ")
     large_gap = metrics.gap(L + "dJ", f"{env}/large_batch/dJ")
     lr_gap = metrics.gap(L + "dJ", f"{env}/small_lr/dJ")
     cost = metrics.mean(f"{env}/large_batch/grad_examples") / metrics.mean(L + "grad_examples")
     damp_margin = DAMPS * metrics.mean(L + "dJ")
-    progress_tol = max(PROGRESS * (J - J0_mean), 0.0)
+    tolerance = NON_INFERIOR * J
 
     def damped(variant: str) -> tuple:
-        """|dJ| below the raw run's by > DAMPS of it, keeping PROGRESS of its gain in J."""
+        """|dJ| below the raw run's by > DAMPS of it, and J non-inferior to the raw run's."""
         return (
             superiority(
                 metrics.by_seed(f"{env}/{variant}/dJ"),
@@ -101,32 +114,43 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
             non_inferiority(
                 metrics.by_seed(f"{env}/{variant}/J_mean"),
                 J_raw,
-                tolerance=progress_tol,
+                tolerance=tolerance,
                 control=J0,
                 control_name=UNTRAINED,
             ),  # fmt: skip
         )
 
     damp_rule = (f"|dJ| vs the raw run's (margin {DAMPS:g} x its mean |dJ| = {damp_margin:.2g}), "
-                 f"and mean J vs the raw run's (tolerance {PROGRESS:g} x its gain over the "
-                 f"untrained policy = {progress_tol:.3g}: a cost in progress, not a policy that "
-                 "never learns; control: the untrained policy)")  # fmt: skip
+                 f"and mean J non-inferior to the raw run's (tolerance {NON_INFERIOR:g} x its "
+                 f"mean J = {tolerance:.3g}: damped, not stalled; control: the untrained "
+                 "policy)")  # fmt: skip
+    floors = (
+        f"floor {metrics.fmt(L + 'floor', 3)} (label noise "
+        f"{metrics.mean(L + 'action_noise'):g}), second floor "
+        f"{metrics.fmt(F + 'floor', 3)} (label noise {metrics.mean(F + 'action_noise'):g})"
+    )
     untrained = f"untrained policy J {metrics.fmt(f'{env}/untrained/J', 3)}"
     return [
         Claim(
             id=f"{env}/gva-exists",
             statement="Under minibatch SGD, the rollout reward of consecutive checkpoints "
-            "changes far more (relatively) than the behaviour-cloning loss does",
+            "changes far more (relatively) than the behaviour-cloning loss does (the loss "
+            "above its label-noise floor, at two floors)",
             paper=PAPER_FIG1,
-            measured=f"relative |dJ| {metrics.fmt(L + 'rel_dJ', 3)} vs relative |dloss| "
-            f"{metrics.fmt(L + 'rel_dloss', 3)}; ratio per seed "
-            f"{', '.join(f'{r:.1f}' for r in ratio.values())}; mean J {J:.4f}, {untrained}",
-            criterion=f"small-batch run, second half of training: per-seed ratio rel |dJ| / "
-            f"rel |dloss| above {GVA_RATIO:g} (an order of magnitude), and the run's mean J vs "
-            f"the untrained policy's (margin {LEARNED:g}: it has learned, so its relative "
-            "jumps are not those of a near-zero reward)",
+            measured=f"relative |dJ| {metrics.fmt(L + 'rel_dJ', 3)} vs relative |d loss above "
+            f"the floor| {metrics.fmt(L + 'rel_dexcess', 3)}; ratio per seed "
+            f"{_fmt(ratio)}; at the second floor {metrics.fmt(F + 'rel_dJ', 3)} vs "
+            f"{metrics.fmt(F + 'rel_dexcess', 3)}, ratio per seed {_fmt(ratio2)}; {floors}; "
+            f"(the ratio to the loss with its floor, not judged: {_fmt(ratio_with_floor)}); "
+            f"mean J {J:.4f}, {untrained}",
+            criterion=f"small-batch runs, second half of training: per-seed ratio rel |dJ| / "
+            f"rel |d loss above the floor| above {GVA_RATIO:g} (an order of magnitude) at both "
+            f"label-noise floors, and the run's mean J vs the untrained policy's (margin "
+            f"{LEARNED:g}: it has learned, so its relative jumps are not those of a near-zero "
+            "reward)",
             test=all_of(
                 threshold(ratio, threshold=GVA_RATIO),
+                threshold(ratio2, threshold=GVA_RATIO),
                 superiority(J_raw, J0, margin=LEARNED),
             ),
         ),
@@ -151,8 +175,8 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
         ),
         Claim(
             id=f"{env}/large-batch-damps-gva",
-            statement="Reducing SGD variance with a larger batch also damps the oscillation "
-            "(at a cost in compute)",
+            statement="Reducing SGD variance with a larger batch also damps the oscillation, "
+            "without lowering the reward (at a cost in compute)",
             paper=PAPER_VR,
             measured=f"mean |dJ| batch {preset.batch_size}: {metrics.fmt(L + 'dJ', 3)}, "
             f"batch {preset.large_batch}: {metrics.fmt(f'{env}/large_batch/dJ', 3)} "
@@ -164,7 +188,7 @@ def bc_claims(metrics: Metrics, preset, task) -> list[Claim]:
         Claim(
             id=f"{env}/small-lr-damps-gva",
             statement="Reducing SGD variance with a smaller learning rate also damps the "
-            "oscillation (at a cost in progress)",
+            "oscillation, without lowering the reward reached in the same number of steps",
             paper=PAPER_VR,
             measured=f"mean |dJ| lr {task.lr:g}: {metrics.fmt(L + 'dJ', 3)}, lr "
             f"{task.small_lr:g}: {metrics.fmt(f'{env}/small_lr/dJ', 3)} (gap {lr_gap}); "
@@ -210,8 +234,8 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
     names = [n for n in metrics.names() if n.endswith("/crn_repeat_error")]
     worst = max(max(metrics.values(n)) for n in names)
     radius = metrics.mean("linear/expert/closed_loop_radius")
-    batch = {"small_batch": preset.batch_size, "large_batch": preset.large_batch,
-             "small_lr": preset.batch_size}  # fmt: skip
+    batch = {"small_batch": preset.batch_size, "second_floor": preset.batch_size,
+             "large_batch": preset.large_batch, "small_lr": preset.batch_size}  # fmt: skip
     budgets = {env: {metrics.mean(f"{env}/{c}/grad_examples") / b for c, b in batch.items()}
                for env in preset.tasks()}  # fmt: skip
     checks = [
@@ -245,20 +269,23 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
             "steps; grad_examples / batch_size counts them back",
         ),
     ]
-    if "pendulum/small_batch/expert_J" in metrics:
-        held = min(metrics.values("pendulum/small_batch/expert_J_train_dist"))
+    for env, box in (("pendulum", "std 0.1 rad, noise 0.01"),
+                     ("cartpole", "std 0.05 of the way to the cliff, noise 0.005")):  # fmt: skip
+        if f"{env}/small_batch/expert_J" not in metrics:
+            continue
+        held = min(metrics.values(f"{env}/small_batch/expert_J_train_dist"))
         checks.append(
             Check(
-                id="pendulum-expert-balances",
-                statement="the pendulum's saturated LQR expert keeps it upright from the "
+                id=f"{env}-expert-balances",
+                statement=f"the {env}'s saturated LQR expert keeps it upright from the "
                 "training distribution for the whole evaluation horizon",
                 measured=f"expert J from the training distribution: min over seeds {held:.4f}; "
                 f"on the (wider) evaluation distribution "
-                f"{metrics.fmt('pendulum/small_batch/expert_J', 3)}",
+                f"{metrics.fmt(f'{env}/small_batch/expert_J', 3)}",
                 criterion="J == 1 from the training distribution, every seed",
                 holds=held == 1.0,
-                why="the narrow training distribution (std 0.1 rad, noise 0.01) lies well "
-                "inside the saturated LQR's basin (the constants were chosen for it)",
+                why=f"the narrow training distribution ({box}) lies well inside the saturated "
+                "LQR's basin (the constants were chosen for it)",
             )
         )
     return checks

@@ -10,6 +10,10 @@ needs (Section 5: small policy errors compound until the state falls off).
   training distribution (small process noise) and a wider one at evaluation.
 - :class:`Pendulum`, gymnasium's ``Pendulum-v1`` dynamics (torque <= 2, dt = 0.05) kept
   upright by the LQR of its linearisation, saturated at the torque limit.
+- :class:`CartPole`, gymnasium's ``CartPole-v1`` dynamics with a continuous force, kept
+  upright and centred by the LQR of its linearisation, saturated at gymnasium's force. Its
+  cart position is a double integrator and its pole is open-loop unstable: nothing damps
+  an error but the policy (the pendulum's only state is the angle the expert is built for).
 """
 
 from __future__ import annotations
@@ -126,6 +130,65 @@ class Pendulum:
         g = torch.Generator().manual_seed(seed)
         x0 = x0_scale * torch.randn(n, 2, generator=g)
         return Rollouts(x0, noise * torch.randn(horizon, n, 2, generator=g))
+
+
+class CartPole:
+    """gymnasium ``CartPole-v1`` dynamics (gymnasium/envs/classic_control/cartpole.py,
+    gymnasium 1.4.0: g = 9.8, cart 1 kg, pole 0.1 kg, half-length 0.5, tau = 0.02, explicit
+    Euler), with a continuous force ``force_mag * u`` for an action u in [-1, 1] instead of
+    gymnasium's two actions +-force_mag (its step with ``force_mag`` set to |force| and the
+    action to the force's sign is the same map: tests/test_gva_cartpole.py). The state and
+    observation are (x, x_dot, theta, theta_dot); the cliff is gymnasium's termination,
+    |x| > 2.4 or |theta| > 12 degrees. The expert is the LQR of the step's Jacobian at the
+    upright equilibrium, saturated smoothly at |u| = 1.
+    """
+
+    gravity, masscart, masspole, length, force_mag, tau = 9.8, 1.0, 0.1, 0.5, 10.0, 0.02
+    x_threshold, theta_threshold = 2.4, 12 * 2 * np.pi / 360  # gymnasium's termination
+    state_dim, action_dim = 4, 1
+
+    def __init__(self, q=(1.0, 1.0, 10.0, 1.0), r: float = 1.0):
+        x0 = torch.zeros(1, 4, dtype=torch.float64)
+        u0 = torch.zeros(1, 1, dtype=torch.float64)
+        zero = torch.zeros(1, 4, dtype=torch.float64)
+        A, B = torch.autograd.functional.jacobian(lambda x, u: self.step(x, u, zero), (x0, u0))
+        self.A, self.B = A[0, :, 0].numpy(), B[0, :, 0].numpy()  # the exact discrete step's
+        self.K = lqr_gain(self.A, self.B, np.diag(q), np.array([[r]]))
+        self._K = torch.tensor(self.K.T, dtype=torch.float32)
+
+    def expert(self, x: torch.Tensor) -> torch.Tensor:
+        """u = tanh(-K x): the LQR action, saturating smoothly at gymnasium's force."""
+        return torch.tanh(-(x @ self._K.to(x.dtype)))
+
+    def step(self, x: torch.Tensor, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """gymnasium's Euler step of CartPoleEnv.step with force = force_mag * clamp(u),
+        plus a process-noise kick w on the state."""
+        pos, vel, th, thdot = x.unbind(-1)
+        force = self.force_mag * u[..., 0].clamp(-1.0, 1.0)
+        total = self.masspole + self.masscart
+        pml = self.masspole * self.length
+        cos, sin = th.cos(), th.sin()
+        temp = (force + pml * thdot**2 * sin) / total
+        thacc = (self.gravity * sin - cos * temp) / (
+            self.length * (4.0 / 3.0 - self.masspole * cos**2 / total)
+        )
+        xacc = temp - pml * thacc * cos / total
+        nxt = torch.stack(
+            [pos + self.tau * vel, vel + self.tau * xacc, th + self.tau * thdot,
+             thdot + self.tau * thacc], -1)  # fmt: skip
+        return nxt + w
+
+    def outside(self, x: torch.Tensor) -> torch.Tensor:
+        return (x[..., 0].abs() > self.x_threshold) | (x[..., 2].abs() > self.theta_threshold)
+
+    def rollouts(self, n: int, horizon: int, x0_scale: float, noise: float, seed: int):
+        """Initial states and noise per coordinate scaled to the cliff: (x, theta) by
+        (2.4, 12 degrees), (x_dot, theta_dot) by the same (per second)."""
+        g = torch.Generator().manual_seed(seed)
+        scale = torch.tensor([self.x_threshold, self.x_threshold, self.theta_threshold,
+                              self.theta_threshold])  # fmt: skip
+        x0 = x0_scale * scale * torch.randn(n, 4, generator=g)
+        return Rollouts(x0, noise * scale * torch.randn(horizon, n, 4, generator=g))
 
 
 @torch.no_grad()

@@ -6,6 +6,9 @@ checkpoint evaluated in closed loop on the same rollouts:
   theory setting, Section 5);
 - ``pendulum``: gymnasium's ``Pendulum-v1`` dynamics balanced upright by its saturated LQR
   expert (a nonlinear system whose basin of attraction ends where the torque saturates);
+- ``cartpole``: gymnasium's ``CartPole-v1`` dynamics with a continuous force, balanced and
+  centred by its saturated LQR expert (nonlinear, open-loop unstable pole and an undamped
+  cart: errors compound unless the policy corrects them);
 
 then the autoregressive part: a tiny character-level transformer whose raw and EMA
 validation losses are logged at every checkpoint (Section 4).
@@ -25,7 +28,7 @@ import torch
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
 from .claims import make_checks, make_claims
-from .envs import LinearSystem, Pendulum, expert_dataset, rollout_reward
+from .envs import CartPole, LinearSystem, Pendulum, expert_dataset, rollout_reward
 from .figures import plot_lm, plot_rewards
 from .gva import EMASchedule, curve_summary, mean_abs_jump
 from .lm import LMConfig, train_lm
@@ -65,7 +68,9 @@ class PendulumPreset:
     demo_noise: float = 0.01
     """Training distribution: process-noise std on (theta, theta_dot) per step (narrow)."""
     action_noise: float = 0.2
-    """Std of the noise on demonstrated torques."""
+    """Std of the noise on demonstrated torques (floor of the BC loss: 0.2^2 = 0.04)."""
+    second_action_noise: float = 0.1
+    """The label noise of the second-floor run (floor 0.01): gva-exists is judged at both."""
     eval_x0: float = 0.3
     """Evaluation distribution: initial-state std (wider: reaches the edge of the basin,
     where the torque saturates; the expert keeps ~75% of the horizon)."""
@@ -77,9 +82,52 @@ class PendulumPreset:
             raise ValueError("pendulum.steps must be >= 0")
         if min(self.lr, self.small_lr, self.u_max, self.box) <= 0:
             raise ValueError("pendulum lr, small_lr, u_max and box must be > 0")
-        if min(self.demo_x0, self.demo_noise, self.action_noise, self.eval_x0,
-               self.eval_noise) < 0:  # fmt: skip
+        if min(self.demo_x0, self.demo_noise, self.action_noise, self.second_action_noise,
+               self.eval_x0, self.eval_noise) < 0:  # fmt: skip
             raise ValueError("pendulum noise levels and initial-state scales must be >= 0")
+
+
+@dataclass(frozen=True)
+class CartPolePreset:
+    """The cart-pole's own settings (the rest, batch sizes, checkpoints, rollouts, policy
+    and EMA, are the linear system's). gymnasium's CartPole-v1 constants, the rest ours.
+    Initial states and noise are in units of the cliff (2.4 m, 12 degrees; per second for
+    the velocities): 0.1 is a tenth of the way to the cliff."""
+
+    steps: int = 4000
+    """Minibatch updates of every configuration (0: skip the cart-pole)."""
+    lr: float = 0.03
+    """SGD learning rate (momentum 0.9), chosen as the pendulum's: the lowest late BC
+    validation loss of the small batch on seed 0 of the default run, among {0.003, 0.01,
+    0.03, 0.1} (0.0457, 0.0436, 0.0426, 0.0456; floor 0.04)."""
+    small_lr: float = 0.003
+    """The small learning rate configuration (lr / 10, as for the other systems)."""
+    lqr_r: float = 1.0
+    """LQR control cost R against Q = diag(1, 1, 10, 1) (angle weighted): the expert's
+    closed loop has spectral radius ~0.98 (marginal: errors compound)."""
+    demo_x0: float = 0.05
+    """Training distribution: initial-state std (narrow)."""
+    demo_noise: float = 0.005
+    """Training distribution: process-noise std per step (narrow)."""
+    action_noise: float = 0.2
+    """Std of the noise on demonstrated actions (u in [-1, 1], force 10 u newtons; floor
+    0.04)."""
+    second_action_noise: float = 0.1
+    """The label noise of the second-floor run (floor 0.01)."""
+    eval_x0: float = 0.3
+    """Evaluation distribution: initial-state std (wider: the expert keeps ~83% of the
+    horizon, as the others keep ~75-100%)."""
+    eval_noise: float = 0.02
+    """Evaluation distribution: process-noise std (wider than training)."""
+
+    def __post_init__(self):
+        if self.steps < 0:
+            raise ValueError("cartpole.steps must be >= 0")
+        if min(self.lr, self.small_lr, self.lqr_r) <= 0:
+            raise ValueError("cartpole lr, small_lr and lqr_r must be > 0")
+        if min(self.demo_x0, self.demo_noise, self.action_noise, self.second_action_noise,
+               self.eval_x0, self.eval_noise) < 0:  # fmt: skip
+            raise ValueError("cartpole noise levels and initial-state scales must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -90,6 +138,7 @@ class Task:
     demo_x0: float
     demo_noise: float
     action_noise: float
+    second_action_noise: float
     eval_x0: float
     eval_noise: float
     steps: int
@@ -105,6 +154,9 @@ class Preset:
 
     seeds: tuple[int, ...] = (0, 1, 2)
     """Random seeds (demonstrations, initialisation, minibatches, evaluation rollouts)."""
+    threads: int | None = 1
+    """Torch threads (the default of ``--threads``): the policies are tiny, and on the loaded
+    2-core machine two threads made a linear-system unit take ~5 min instead of ~5 s."""
     state_dim: int = 4
     action_dim: int = 2
     rho: float = 1.0
@@ -123,7 +175,11 @@ class Preset:
     demo_noise: float = 0.02
     """Training distribution: process-noise std (narrow)."""
     action_noise: float = 0.2
-    """Std of the noise on demonstrated actions (demonstrations are never realisable)."""
+    """Std of the noise on demonstrated actions (demonstrations are never realisable; the
+    BC loss's floor is action_dim x 0.2^2 = 0.08)."""
+    second_action_noise: float = 0.1
+    """The label noise of the second-floor run (floor 0.02): gva-exists is judged at both
+    floors, on the loss above the floor, so its verdict cannot be set by the noise level."""
     n_eval: int = 256
     """Evaluation rollouts (the same at every checkpoint: common random numbers)."""
     horizon: int = 200
@@ -163,22 +219,28 @@ class Preset:
     """The LM's EMA floor (memory ~50 steps: the LM is still descending, a long memory lags)."""
     pendulum: PendulumPreset = PendulumPreset()
     """The pendulum experiment (``--set pendulum.steps=0`` skips it)."""
+    cartpole: CartPolePreset = CartPolePreset()
+    """The cart-pole experiment (``--set cartpole.steps=0`` skips it)."""
 
     def __post_init__(self):
+        if self.threads is not None and self.threads < 1:
+            raise ValueError("threads must be >= 1 (or None: every core)")
         for name in ("state_dim", "action_dim", "n_demos", "n_eval", "horizon", "steps",
                      "eval_every", "batch_size", "large_batch", "width", "lm_eval_every",
                      "lm_dim", "lm_layers", "lm_context", "lm_batch"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
-        for steps in (self.steps, self.pendulum.steps or 4 * self.eval_every):
+        for steps in (self.steps, self.pendulum.steps or 4 * self.eval_every,
+                      self.cartpole.steps or 4 * self.eval_every):  # fmt: skip
             if steps < 4 * self.eval_every:
-                raise ValueError("steps and pendulum.steps must give at least 4 checkpoints "
-                                 "(>= 4 * eval_every)")  # fmt: skip
+                raise ValueError("steps, pendulum.steps and cartpole.steps must give at least "
+                                 "4 checkpoints (>= 4 * eval_every)")  # fmt: skip
         if self.lm_steps < 0 or (self.lm_steps and self.lm_steps < 4 * self.lm_eval_every):
             raise ValueError("lm_steps must be 0 or >= 4 * lm_eval_every")
         if min(self.lr, self.small_lr, self.u_max, self.box, self.rho, self.lm_lr) <= 0:
             raise ValueError("lr, small_lr, u_max, box, rho and lm_lr must be > 0")
-        if min(self.control_cost, self.action_noise, self.demo_noise, self.eval_noise) < 0:
+        if min(self.control_cost, self.action_noise, self.second_action_noise,
+               self.demo_noise, self.eval_noise) < 0:  # fmt: skip
             raise ValueError("control_cost and the noise levels must be >= 0")
         if not (0 < self.ema_beta_min <= 1 and 0 < self.lm_ema_beta_min <= 1):
             raise ValueError("ema_beta_min and lm_ema_beta_min must be in (0, 1]")
@@ -187,21 +249,29 @@ class Preset:
 
     def tasks(self) -> dict[str, Task]:
         """The environments that run, by name."""
-        p = self.pendulum
+        p, c = self.pendulum, self.cartpole
         tasks = {
             "linear": Task("linear", self.demo_x0, self.demo_noise, self.action_noise,
-                           self.eval_x0, self.eval_noise, self.steps, self.lr, self.small_lr),
-            "pendulum": Task("pendulum", p.demo_x0, p.demo_noise, p.action_noise, p.eval_x0,
-                             p.eval_noise, p.steps, p.lr, p.small_lr),
+                           self.second_action_noise, self.eval_x0, self.eval_noise,
+                           self.steps, self.lr, self.small_lr),
+            "pendulum": Task("pendulum", p.demo_x0, p.demo_noise, p.action_noise,
+                             p.second_action_noise, p.eval_x0, p.eval_noise, p.steps, p.lr,
+                             p.small_lr),
+            "cartpole": Task("cartpole", c.demo_x0, c.demo_noise, c.action_noise,
+                             c.second_action_noise, c.eval_x0, c.eval_noise, c.steps, c.lr,
+                             c.small_lr),
         }  # fmt: skip
         return {name: t for name, t in tasks.items() if t.steps}
 
     def configs(self, task: Task) -> dict[str, BCConfig]:
-        """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions."""
+        """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions;
+        and the small batch again on demonstrations of a second label-noise level
+        (``second_floor``: the same optimisation, another floor of the BC loss)."""
         ema = EMASchedule.power_law(self.ema_power, 1.0, self.ema_beta_min)
         base = dict(steps=task.steps, eval_every=self.eval_every, width=self.width, ema=ema)
         return {
             "small_batch": BCConfig(batch_size=self.batch_size, lr=task.lr, **base),
+            "second_floor": BCConfig(batch_size=self.batch_size, lr=task.lr, **base),
             "large_batch": BCConfig(batch_size=self.large_batch, lr=task.lr, **base),
             "small_lr": BCConfig(batch_size=self.batch_size, lr=task.small_lr, **base),
         }
@@ -212,6 +282,7 @@ PRESETS = {
         seeds=(0, 1),
         steps=300,
         pendulum=PendulumPreset(steps=300),
+        cartpole=CartPolePreset(steps=300),
         eval_every=50,
         n_eval=64,
         horizon=100,
@@ -226,8 +297,10 @@ PRESETS = {
     # longer and larger, still on generated systems and the bundled text
     "paper": Preset(
         seeds=(0, 1, 2, 3, 4),
+        threads=None,  # the 4-layer LM: every core
         steps=20_000,
         pendulum=PendulumPreset(steps=20_000),
+        cartpole=CartPolePreset(steps=20_000),
         n_eval=1024,
         lm_steps=10_000,
         lm_dim=128,
@@ -252,19 +325,23 @@ def system(preset: Preset) -> LinearSystem:
 def make_env(preset: Preset, task: Task):
     if task.name == "pendulum":
         return Pendulum(preset.pendulum.u_max, preset.pendulum.box)
+    if task.name == "cartpole":
+        return CartPole(r=preset.cartpole.lqr_r)
     return system(preset)
 
 
-def bc_data(preset: Preset, task: Task, env, seed: int):
-    """Training and validation demonstrations (narrow), evaluation rollouts (wide)."""
+def bc_data(preset: Preset, task: Task, env, seed: int, action_noise: float | None = None):
+    """Training and validation demonstrations (narrow; labels with ``action_noise``, the
+    task's by default), evaluation rollouts (wide)."""
+    noise = task.action_noise if action_noise is None else action_noise
     demos = env.rollouts(preset.n_demos, 50, task.demo_x0, task.demo_noise, 100 + seed)
     val = env.rollouts(max(1, preset.n_demos // 2), 50, task.demo_x0, task.demo_noise,
                        200 + seed)  # fmt: skip
     evals = env.rollouts(preset.n_eval, preset.horizon, task.eval_x0, task.eval_noise,
                          300 + seed)  # fmt: skip
     return (
-        expert_dataset(env, demos, task.action_noise, seed=400 + seed),
-        expert_dataset(env, val, task.action_noise, seed=500 + seed),
+        expert_dataset(env, demos, noise, seed=400 + seed),
+        expert_dataset(env, val, noise, seed=500 + seed),
         evals,
     )
 
@@ -272,7 +349,8 @@ def bc_data(preset: Preset, task: Task, env, seed: int):
 def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
     """One configuration on one seed: the curves and their summary."""
     env = make_env(preset, task)
-    (obs, act), val, evals = bc_data(preset, task, env, seed)
+    noise = task.second_action_noise if name == "second_floor" else task.action_noise
+    (obs, act), val, evals = bc_data(preset, task, env, seed, noise)
     config = preset.configs(task)[name]
     bar = progress(total=config.steps // config.eval_every,
                    desc=f"{task.name} {name} seed {seed}")  # fmt: skip
@@ -282,9 +360,13 @@ def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
     seconds = time.perf_counter() - t0
     bar.close()
     again = rollout_reward(env, trainer.policy, evals)  # common random numbers: same J
-    values = {f"{k}": v for k, v in curve_summary(hist.reward, hist.loss).items()}
-    values |= {f"ema/{k}": v for k, v in curve_summary(hist.reward_ema, hist.loss_ema).items()}
+    values = dict(curve_summary(hist.reward, hist.loss, hist.excess))
+    ema = curve_summary(hist.reward_ema, hist.loss_ema, hist.excess_ema)
+    values |= {f"ema/{k}": v for k, v in ema.items()}
     values |= {
+        "action_noise": noise,
+        # the label-noise floor of the BC loss, measured: the expert's own validation loss
+        "floor": float(bc_loss(env.expert, *val)),
         "seconds": seconds,
         "grad_examples": float(config.steps * config.batch_size),
         "crn_repeat_error": abs(again - hist.reward[-1]),

@@ -7,7 +7,7 @@ from iclr24_common import pyplot
 
 
 def plot_rewards(curves: dict, env: str, seed: int):
-    """Rollout reward J (top) and BC validation loss (bottom) per checkpoint of one
+    """Rollout reward J (top) and BC validation loss above the label-noise floor (bottom) per checkpoint of one
     environment, one seed; ``curves[(env, config, seed)]`` is a ``BCHistory`` as a dict."""
     plt = pyplot()
     names = sorted({name for e, name, _ in curves if e == env})
@@ -20,9 +20,9 @@ def plot_rewards(curves: dict, env: str, seed: int):
         top.plot(c["step"], c["reward"], ".-", lw=1, label="raw iterate")
         top.plot(c["step"], c["reward_ema"], "-", lw=2, label="EMA")
         top.set(title=name.replace("_", " "), ylabel="rollout reward J")
-        bottom.plot(c["step"], c["loss"], ".-", lw=1, label="raw iterate")
-        bottom.plot(c["step"], c["loss_ema"], "-", lw=2, label="EMA")
-        bottom.set(xlabel="SGD step", ylabel="BC validation loss")
+        bottom.plot(c["step"], c["excess"], ".-", lw=1, label="raw iterate")
+        bottom.plot(c["step"], c["excess_ema"], "-", lw=2, label="EMA")
+        bottom.set(xlabel="SGD step", ylabel="BC val. loss above the floor", yscale="log")
         top.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -138,10 +138,14 @@ def late_std(values) -> float:
     return float(v[len(v) // 2 :].std()) if v.size else math.nan
 
 
-def curve_summary(reward, loss) -> dict[str, float]:
-    """The paper's GVA numbers for one run's checkpoints: reward J_t and BC loss L_t."""
+def curve_summary(reward, loss, excess=None) -> dict[str, float]:
+    """The paper's GVA numbers for one run's checkpoints: reward J_t and BC loss L_t (and,
+    given, the BC loss above the label-noise floor, E_t = L_t - floor in expectation)."""
     half = len(reward) // 2
-    return {
+    extra = {}
+    if excess is not None:
+        extra = {"excess_final": float(excess[-1]), "rel_dexcess": mean_rel_jump(excess[half:])}
+    return extra | {
         "J_mean": float(np.mean(reward[half:])),
         "J_final": float(reward[-1]),
         "dJ": mean_abs_jump(reward[half:]),

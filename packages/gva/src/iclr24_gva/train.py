@@ -56,11 +56,16 @@ class BCConfig:
 
 @dataclass
 class BCHistory:
-    """Per checkpoint: update count, BC loss and closed-loop reward of the raw and EMA iterate."""
+    """Per checkpoint: update count, BC loss (and its part above the noise floor) and
+    closed-loop reward of the raw and EMA iterate."""
 
     step: list[int] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)
     loss_ema: list[float] = field(default_factory=list)
+    excess: list[float] = field(default_factory=list)
+    """The BC loss above the label-noise floor: mean |policy - expert|^2 on the validation
+    states (the noisy-label loss minus the floor, in expectation)."""
+    excess_ema: list[float] = field(default_factory=list)
     reward: list[float] = field(default_factory=list)
     reward_ema: list[float] = field(default_factory=list)
 
@@ -86,11 +91,13 @@ class BehaviorCloning:
 
     @torch.no_grad()
     def evaluate(self, val: tuple[torch.Tensor, torch.Tensor], rollouts: Rollouts, hist):
-        for net, loss, reward in (
-            (self.policy, hist.loss, hist.reward),
-            (self.ema.module, hist.loss_ema, hist.reward_ema),
+        clean = self.env.expert(val[0])  # the noise-free label of every validation state
+        for net, loss, excess, reward in (
+            (self.policy, hist.loss, hist.excess, hist.reward),
+            (self.ema.module, hist.loss_ema, hist.excess_ema, hist.reward_ema),
         ):
             loss.append(float(bc_loss(net, *val)))
+            excess.append(float(bc_loss(net, val[0], clean)))
             reward.append(rollout_reward(self.env, net, rollouts))
 
     def fit(self, obs, act, val, rollouts: Rollouts, progress=None) -> BCHistory:
