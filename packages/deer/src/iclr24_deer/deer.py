@@ -54,49 +54,54 @@ def default_tolerances(dtype: torch.dtype) -> tuple[float, float]:
 # (B, T) plane, so a product of n x n matrices is n fused multiply-adds over long vectors
 # (C_ij = sum_k A2_ik A1_kj) instead of B*T tiny batched matmuls: measured 3-10x faster on
 # CPU at n = 4 (profile in the README). The public functions take and return (B, T, ...).
-# Above n = 4 a product of matrices goes to a batched matmul: n^3 work per step outgrows
-# the n memory passes of the multiply-adds.
+# Above n = 4 the full scan runs on a matrix-last copy with batched matmuls (n^3 work per
+# step outgrows the n memory passes of the multiply-adds; measured 3x slower at n = 16).
 SM_COMPOSE_MAX_N = 4
 
 
-def _apply(A: Tensor, v: Tensor, diag: bool) -> Tensor:
-    """A v for state-major (n, n, *S) matrices or (n, *S) diagonals and v (n, *S)."""
+def _apply(A: Tensor, v: Tensor, diag: bool, sm: bool = True) -> Tensor:
+    """A v for (n, n, *S) matrices (sm) or (*S, n, n) ones (not sm), or diagonals like v."""
     if diag:
         return A * v
+    if not sm:
+        return torch.matmul(A, v.unsqueeze(-1)).squeeze(-1)
     out = A[:, 0] * v[0]
     for k in range(1, A.shape[1]):
         out = out.addcmul_(A[:, k], v[k])
     return out
 
 
-def _apply_add(A: Tensor, v: Tensor, b: Tensor, diag: bool, out: Tensor | None = None):
+def _apply_add(A, v, b, diag: bool, out: Tensor | None = None, sm: bool = True) -> Tensor:
     """A v + b, written into ``out`` (any strides) when given; one kernel when diagonal."""
     if out is not None and torch.is_grad_enabled() and any(t.requires_grad for t in (A, v, b)):
-        return out.copy_(_apply_add(A, v, b, diag))  # out= does not record autograd
+        return out.copy_(_apply_add(A, v, b, diag, sm=sm))  # out= does not record autograd
     if diag:
         return torch.addcmul(b, A, v, out=out)
+    if not sm:
+        return torch.add(b, _apply(A, v, False, False), out=out)
     res = torch.addcmul(b, A[:, 0], v[0], out=out)
     for k in range(1, A.shape[1]):
         res = res.addcmul_(A[:, k], v[k])
     return res
 
 
-def _compose(A2: Tensor, A1: Tensor, diag: bool) -> Tensor:
-    """A2 A1 (state-major): n multiply-adds of (n, n, *S) planes."""
+def _compose(A2: Tensor, A1: Tensor, diag: bool, sm: bool = True) -> Tensor:
+    """A2 A1: n multiply-adds of (n, n, *S) planes (sm), else a batched matmul."""
     if diag:
         return A2 * A1
-    if A2.shape[0] > SM_COMPOSE_MAX_N:  # batched matmul (over copies in matrix-last order)
-        mm = torch.matmul(A2.movedim((0, 1), (-2, -1)), A1.movedim((0, 1), (-2, -1)))
-        return mm.movedim((-2, -1), (0, 1))
+    if not sm:
+        return torch.matmul(A2, A1)
     C = A2[:, 0].unsqueeze(1) * A1[0].unsqueeze(0)
     for k in range(1, A2.shape[1]):
         C = C.addcmul_(A2[:, k].unsqueeze(1), A1[k].unsqueeze(0))
     return C
 
 
-def _scan_prefix(A: Tensor, b: Tensor, diag: bool, out: Tensor | None = None) -> Tensor:
-    """States s_t = A_t s_{t-1} + b_t with s_0 = b_0 (A_0 unused), over the last dim
-    (state-major: A (n, n, ..., T) or (n, ..., T), b (n, ..., T)).
+def _scan_prefix(A: Tensor, b: Tensor, diag: bool, out: Tensor | None = None,
+                 sm: bool = True) -> Tensor:  # fmt: skip
+    """States s_t = A_t s_{t-1} + b_t with s_0 = b_0 (A_0 unused), over time: the last dim
+    when ``sm`` (A (n, n, B, T) or (n, B, T), b (n, B, T)), else dim 1 (A (B, T, n, n),
+    b (B, T, n): the matrix-last layout for n > SM_COMPOSE_MAX_N).
 
     Work-efficient odd/even reduction: combine neighbouring pairs (paper eq. 9), solve the
     half-length problem recursively (log2 T levels), then fill in the even positions with
@@ -104,24 +109,37 @@ def _scan_prefix(A: Tensor, b: Tensor, diag: bool, out: Tensor | None = None) ->
     Without autograd the half-length problem is solved straight into the odd positions of
     the output (no copies).
     """
-    T = b.shape[-1]
+    tix = (lambda sl: (Ellipsis, sl)) if sm else (lambda sl: (slice(None), sl))  # noqa: E731
+    T = b.shape[-1] if sm else b.shape[1]
     s = torch.empty_like(b) if out is None else out
     if T == 1:
         return s.copy_(b)
     inplace = not (torch.is_grad_enabled() and (A.requires_grad or b.requires_grad))
     half = T // 2
-    A_even, A_odd = A[..., 0 : 2 * half : 2], A[..., 1 : 2 * half : 2]
+    A_even, A_odd = A[tix(slice(0, 2 * half, 2))], A[tix(slice(1, 2 * half, 2))]
     # pair k = (element 2k, element 2k+1) -> one affine map; its prefix is s_{2k+1}
-    pairs_b = _apply_add(A_odd, b[..., 0 : 2 * half : 2], b[..., 1::2], diag)
-    s_odd = _scan_prefix(_compose(A_odd, A_even, diag), pairs_b, diag,
-                         out=s[..., 1::2] if inplace else None)  # fmt: skip
-    s[..., 0] = b[..., 0]
+    pairs_b = _apply_add(A_odd, b[tix(slice(0, 2 * half, 2))], b[tix(slice(1, None, 2))], diag,
+                         sm=sm)  # fmt: skip
+    s_odd = _scan_prefix(_compose(A_odd, A_even, diag, sm), pairs_b, diag,
+                         out=s[tix(slice(1, None, 2))] if inplace else None, sm=sm)  # fmt: skip
+    s[tix(0)] = b[tix(0)]
     if not inplace:
-        s[..., 1::2] = s_odd
+        s[tix(slice(1, None, 2))] = s_odd
     if T > 2:  # positions 2, 4, ... < T: one affine step from their odd neighbour
-        _apply_add(A[..., 2::2], s_odd[..., : (T - 1) // 2], b[..., 2::2], diag,
-                   out=s[..., 2::2])  # fmt: skip
+        _apply_add(A[tix(slice(2, None, 2))], s_odd[tix(slice(0, (T - 1) // 2))],
+                   b[tix(slice(2, None, 2))], diag, out=s[tix(slice(2, None, 2))],
+                   sm=sm)  # fmt: skip
     return s
+
+
+def _solve(J: Tensor, b: Tensor, diag: bool) -> Tensor:
+    """:func:`_scan_prefix` on state-major J, b; above SM_COMPOSE_MAX_N the full scan runs on
+    matrix-last copies (one copy of J; batched matmuls beat n multiply-adds there)."""
+    if diag or J.shape[0] <= SM_COMPOSE_MAX_N:
+        return _scan_prefix(J, b, diag)
+    y = _scan_prefix(J.permute(2, 3, 0, 1).contiguous(), b.permute(1, 2, 0).contiguous(), False,
+                     sm=False)  # fmt: skip
+    return y.permute(2, 0, 1)
 
 
 def _to_sm(t: Tensor, matrix: bool) -> Tensor:
@@ -146,7 +164,7 @@ def linear_recurrence(A: Tensor, b: Tensor, h0: Tensor, *, diag: bool | None = N
         _to_sm(b, False).clone(memory_format=torch.contiguous_format),
     )
     b[..., 0] = _apply_add(A[..., 0], h0.T, b[..., 0], diag)
-    return _from_sm(_scan_prefix(A, b, diag), False)
+    return _from_sm(_solve(A, b, diag), False)
 
 
 def linear_recurrence_sequential(A: Tensor, b: Tensor, h0: Tensor, *, diag: bool | None = None):
@@ -166,7 +184,7 @@ def _reverse_scan(J: Tensor, g: Tensor, diag: bool) -> Tensor:
     A = torch.empty_like(J, memory_format=torch.contiguous_format)
     A[..., 0] = 0
     A[..., 1:] = J[..., 1:].flip(-1) if diag else J[..., 1:].flip(-1).transpose(0, 1)
-    return _scan_prefix(A, g.flip(-1), diag).flip(-1)
+    return _solve(A, g.flip(-1), diag).flip(-1)
 
 
 def reverse_linear_recurrence(J: Tensor, g: Tensor, *, diag: bool | None = None) -> Tensor:
@@ -385,7 +403,7 @@ def deer_rnn(
             else:
                 for k in range(n):
                     b[..., 1:].addcmul_(J[:, k, ..., 1:], y_prev[k, ..., 1:], value=-1)
-            y_new = _scan_prefix(J, b, diag)
+            y_new = _solve(J, b, diag)
             torch.nan_to_num_(y_new, nan=0.0).clamp_(-CLIP_VALUE, CLIP_VALUE)
             delta = y.sub_(y_new).abs_()  # y is not needed any more: reuse its memory
             change = float(delta.max())
