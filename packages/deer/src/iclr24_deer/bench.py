@@ -5,8 +5,6 @@ then timed repetitions, hidden {1..64} x T {1k..1M}), and the official V100 resu
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
-import resource
 import time
 
 import torch
@@ -120,10 +118,16 @@ def saved_tensor_bytes(fn) -> tuple[int, object]:
     return sum(storages.values()), out
 
 
-def _current_rss() -> int:
-    """Resident bytes of this process now (Linux /proc)."""
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def _rss_fields() -> dict[str, int]:
+    """VmRSS (now) and VmHWM (peak of this address space) in bytes, from /proc/self/status.
+    (getrusage's ru_maxrss is no use here: Linux carries the parent's peak over exec.)"""
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key, _, val = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(val.split()[0]) * 1024
+    return out
 
 
 def _rss_child(jacobian: str, hidden: int, length: int, batch: int, seed: int, queue) -> None:
@@ -137,12 +141,16 @@ def _rss_child(jacobian: str, hidden: int, length: int, batch: int, seed: int, q
     h0 = torch.zeros(batch, hidden)
     (deer_rnn(cell, h0, xs[:, :8], jacobian=jacobian).y.sum()).backward()  # load the kernels
     xs.grad = None
-    base = _current_rss()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    try:  # reset the peak to the current RSS (Linux >= 4.0), so that it is the solve's
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    before = _rss_fields()
     res = deer_rnn(cell, h0, xs, jacobian=jacobian)
     (res.y * w).sum().backward()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    queue.put({"growth": peak - base, "peak_reached": float(peak > before),
+    peak = _rss_fields()["VmHWM"]
+    queue.put({"growth": peak - before["VmRSS"], "peak_reached": float(peak > before["VmHWM"]),
                "iters": res.iterations})  # fmt: skip
 
 
