@@ -244,8 +244,8 @@ def make_claims(metrics: Metrics, preset, device: str = "cpu") -> list[Claim]:
             "instead of DEER's O(T n^2) (no figure at n = 64 on CPU)",
             measured=f"peak RSS growth of forward + backward at n = "
             f"{metrics.mean('memrss/n'):.0f}, T {preset.mem_length:,}, batch 2 (child process "
-            f"each): quasi-DEER {metrics.fmt('memrss/qdeer_mib', 1)} MiB vs DEER "
-            f"{metrics.fmt('memrss/deer_mib', 1)} MiB; ratio per seed {_per_seed(ratio, '.3f')}"
+            f"each): quasi-DEER {metrics.fmt('memrss/qdeer_mib', 3)} MiB vs DEER "
+            f"{metrics.fmt('memrss/deer_mib', 3)} MiB; ratio per seed {_per_seed(ratio, '.3f')}"
             + ("" if reached else "; some peaks were set before the solve (lower bounds)"),
             criterion=f"per-seed peak-RSS ratio quasi-DEER / DEER vs {RSS_RATIO:g} (issue 40)",
             test=_lower(ratio, RSS_RATIO),
