@@ -77,3 +77,15 @@ def test_checks_say_why_they_hold():
     checks = make_checks(m, PRESET)
     assert {c.id for c in checks} == {"exact-gradients", "quasi-deer-memory"}
     assert all(c.holds and c.why for c in checks)
+
+
+def test_quasi_deer_rss_claim_is_a_threshold_on_the_per_seed_ratio():
+    def memrss(ratios):
+        m = Metrics()
+        for s, r in enumerate(ratios):
+            m.update(s, {"n": 64, "deer_mib": 100.0, "qdeer_mib": 100.0 * r, "ratio": r,
+                         "deer_peak_reached": 1.0, "qdeer_peak_reached": 1.0}, prefix="memrss/")  # fmt: skip
+        return by_id(make_claims(m, PRESET))["quasi-deer-memory-rss"]
+
+    assert memrss([0.2, 0.21, 0.19]).verdict == "holds"
+    assert memrss([0.5, 0.6, 0.55]).verdict == "fails"

@@ -20,11 +20,12 @@ torch.set_num_threads(1)
 D64 = torch.float64
 
 
+@pytest.mark.parametrize("n", [4, 6])  # 6: the batched-matmul products (n > 4)
 @pytest.mark.parametrize("diag", [False, True])
 @pytest.mark.parametrize("T", [1, 2, 3, 7, 16, 33, 257])
-def test_scan_equals_loop(diag, T):
+def test_scan_equals_loop(diag, T, n):
     g = torch.Generator().manual_seed(T)
-    B, n = 3, 4
+    B = 3
     shape = (B, T, n) if diag else (B, T, n, n)
     A = torch.randn(*shape, generator=g, dtype=D64) * (1.0 if diag else 0.5)
     b, h0 = torch.randn(B, T, n, generator=g, dtype=D64), torch.randn(B, n, generator=g, dtype=D64)
@@ -299,3 +300,22 @@ def test_scan_is_differentiable(diag):
     h0 = torch.randn(2, 3, generator=g, dtype=D64, requires_grad=True)
     assert torch.autograd.gradcheck(linear_recurrence, (A, b, h0))
     assert torch.autograd.gradcheck(lambda A, b: reverse_linear_recurrence(A, b), (A, b))
+
+
+@pytest.mark.parametrize("diag", [False, True])
+@pytest.mark.parametrize("kind", ["gru", "elman"])
+def test_state_major_jacobian_equals_the_feature_last_one(kind, diag):
+    from iclr24_deer.deer import _cell_input, _from_sm, _to_sm, _value_and_jacobian_sm
+
+    torch.manual_seed(0)
+    n, B, T = 5, 2, 7
+    mod = torch.nn.GRU(n, n, batch_first=True) if kind == "gru" else torch.nn.RNN(n, n)
+    cell = (GRUCellFn if kind == "gru" else ElmanCellFn).from_module(mod.double())
+    h = torch.randn(B, T, n, dtype=D64)
+    gi = cell.prepare(torch.randn(B, T, n, dtype=D64))
+    f1, J1 = cell.value_and_jacobian(h, gi, diag=diag)
+    f2, J2 = _value_and_jacobian_sm(
+        cell, _to_sm(h, False).contiguous(), _cell_input(cell, gi), diag
+    )
+    torch.testing.assert_close(_from_sm(f2, False), f1)
+    torch.testing.assert_close(_from_sm(J2, not diag), J1)

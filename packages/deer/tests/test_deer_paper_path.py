@@ -50,6 +50,7 @@ SIZE_CAPS = {
     "speed_lengths": "32,64",
     "speed_batch": 2,  # (preset: 16)
     "speed_reps": 1,  # (preset: 3)
+    "mem_length": 200,  # peak-RSS comparison at n = 64 (preset: T 2,000)
 }
 
 
@@ -66,3 +67,4 @@ def test_deer_paper_path_reads_the_uea_ts_files(tmp_path):
     ids = {c["id"] for c in res["claims"]}
     assert {"no-accuracy-loss-eigenworms", "eigenworms-accuracy"} <= ids, ids
     assert any(i.startswith("speedup-hidden") for i in ids), ids
+    assert "quasi-deer-memory-rss" in ids, ids

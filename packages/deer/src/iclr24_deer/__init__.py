@@ -10,6 +10,8 @@ import os
 # sleeping waiters cost microseconds. Only before torch is first imported; never overrides.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+
+from ._malloc import MALLOC_TUNED
 from .classifier import ClassifierConfig, ResidualGRUClassifier
 from .deer import (
     DEERResult,
@@ -30,6 +32,7 @@ from .ode import deer_ode
 __version__ = "0.1.0"
 
 __all__ = [
+    "MALLOC_TUNED",
     "DEERGRU",
     "DEERLSTM",
     "ClassifierConfig",

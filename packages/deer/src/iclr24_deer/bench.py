@@ -4,6 +4,7 @@ then timed repetitions, hidden {1..64} x T {1k..1M}), and the official V100 resu
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import time
 
 import torch
@@ -115,3 +116,52 @@ def saved_tensor_bytes(fn) -> tuple[int, object]:
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = fn()
     return sum(storages.values()), out
+
+
+def _rss_fields() -> dict[str, int]:
+    """VmRSS (now) and VmHWM (peak of this address space) in bytes, from /proc/self/status.
+    (getrusage's ru_maxrss is no use here: Linux carries the parent's peak over exec.)"""
+    out = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key, _, val = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(val.split()[0]) * 1024
+    return out
+
+
+def _rss_child(jacobian: str, hidden: int, length: int, batch: int, seed: int, queue) -> None:
+    """In a fresh process: peak RSS growth of one DEER forward + backward (bytes)."""
+    torch.set_num_threads(1)
+    torch.manual_seed(seed)
+    cell = GRUCellFn.from_module(torch.nn.GRU(hidden, hidden, batch_first=True))
+    g = torch.Generator().manual_seed(seed)
+    xs = torch.randn(batch, length, hidden, generator=g).requires_grad_()
+    w = torch.randn(batch, length, hidden, generator=g)
+    h0 = torch.zeros(batch, hidden)
+    (deer_rnn(cell, h0, xs[:, :8], jacobian=jacobian).y.sum()).backward()  # load the kernels
+    xs.grad = None
+    try:  # reset the peak to the current RSS (Linux >= 4.0), so that it is the solve's
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        pass
+    before = _rss_fields()
+    res = deer_rnn(cell, h0, xs, jacobian=jacobian)
+    (res.y * w).sum().backward()
+    peak = _rss_fields()["VmHWM"]
+    queue.put({"growth": peak - before["VmRSS"], "peak_reached": float(peak > before["VmHWM"]),
+               "iters": res.iterations})  # fmt: skip
+
+
+def peak_rss_growth(jacobian: str, hidden: int, length: int, batch: int, seed: int) -> dict:
+    """Peak RSS growth (bytes) of a GRU DEER forward + backward in a child process (spawned:
+    nothing of the parent's heap counts); ``peak_reached`` 1 when the peak was set by the
+    solve and not before it (otherwise the growth is a lower bound)."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_rss_child, args=(jacobian, hidden, length, batch, seed, queue))
+    proc.start()
+    out = queue.get(timeout=600)
+    proc.join()
+    return out

@@ -82,6 +82,7 @@ LOSS_GAP = 0.02  # "no meaningful difference" (Sec. 4.3): 2% of the loss, under 
 ODE_RELERR = 1e-3  # the mid-point scheme's discretisation error at the preset's 2001 points
 LOGIT_GAP = 1e-4  # the fp32 stopping tolerance, on real data
 ACC_EIGENWORMS = 0.80  # ours: the official logged runs reach 0.944 / 0.972 (chance 0.2)
+RSS_RATIO = 0.3  # quasi-DEER / DEER peak RSS growth at n = 64 (issue 40's bound)
 # Speed: "faster" is a per-seed ratio (nn.GRU seconds / DEER seconds) above 1; the paper's
 # V100 factors are against a jitted lax.scan, a weaker baseline than nn.GRU (torch's C++
 # loop, cuDNN), on other hardware, so they stand beside ours as figures, not thresholds.
@@ -230,6 +231,24 @@ def make_claims(metrics: Metrics, preset, device: str = "cpu") -> list[Claim]:
             criterion=f"per-seed test accuracy vs {ACC_EIGENWORMS:g} (ours; 5 classes, "
             "chance 0.2)",
             test=threshold(metrics.by_seed("eigenworms/test_acc"), threshold=ACC_EIGENWORMS),
+        ))  # fmt: skip
+    if _has(metrics, "memrss/ratio"):
+        ratio = metrics.by_seed("memrss/ratio")
+        reached = min(metrics.values("memrss/deer_peak_reached")
+                      + metrics.values("memrss/qdeer_peak_reached"))  # fmt: skip
+        claims.append(Claim(
+            id="quasi-deer-memory-rss",
+            statement="quasi-DEER (diagonal Jacobian; the extension of Gonzalez et al. 2024, "
+            "not the DEER paper) needs a fraction of DEER's memory for forward + backward",
+            paper="Gonzalez et al. 2024 (arXiv 2407.19115), Sec. 4: quasi-DEER stores O(T n) "
+            "instead of DEER's O(T n^2) (no figure at n = 64 on CPU)",
+            measured=f"peak RSS growth of forward + backward at n = "
+            f"{metrics.mean('memrss/n'):.0f}, T {preset.mem_length:,}, batch 2 (child process "
+            f"each): quasi-DEER {metrics.fmt('memrss/qdeer_mib', 3)} MiB vs DEER "
+            f"{metrics.fmt('memrss/deer_mib', 3)} MiB; ratio per seed {_per_seed(ratio, '.3f')}"
+            + ("" if reached else "; some peaks were set before the solve (lower bounds)"),
+            criterion=f"per-seed peak-RSS ratio quasi-DEER / DEER vs {RSS_RATIO:g} (issue 40)",
+            test=_lower(ratio, RSS_RATIO),
         ))  # fmt: skip
     claims += speed_claims(metrics, device)
     claims += timed_outputs_claim(metrics)

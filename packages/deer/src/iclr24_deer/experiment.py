@@ -39,6 +39,7 @@ from .bench import (
     PAPER_LENGTHS,
     benchmark_point,
     full_jacobian_bytes,
+    peak_rss_growth,
     saved_tensor_bytes,
     sequential_threads,
 )
@@ -117,6 +118,10 @@ class Preset:
     speed_reps: int = 3
     """Timed calls per method and point, after one warm-up call (official: 5 warm-up, 20
     timed; the median is kept)."""
+    mem_hidden: int = 64
+    """Hidden size of the peak-RSS comparison DEER vs quasi-DEER (issue 40: n = 64)."""
+    mem_length: int = 2_000
+    """T of the peak-RSS comparison (batch 2, forward + backward, one child process each)."""
     speed_budget_s: float = 0.0
     """Start no new grid point after this many seconds of grid (0: no limit); the points left
     are recorded as skipped, and --resume runs them."""
@@ -124,7 +129,8 @@ class Preset:
     def __post_init__(self):
         if self.data not in ("generated", "eigenworms"):
             raise ValueError("data must be generated or eigenworms")
-        for name in ("eq_batch", "grad_hidden", "grad_length", "train_length", "train_size",
+        for name in ("mem_hidden", "mem_length", "eq_batch", "grad_hidden", "grad_length",
+                     "train_length", "train_size",
                      "test_size", "train_batch", "width", "layers", "speed_batch"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
@@ -142,7 +148,7 @@ PRESETS = {
     "smoke": Preset(
         seeds=(0, 1), eq_hidden=(1, 4), eq_lengths=(200, 1_000), eq_batch=2, grad_hidden=4,
         grad_length=200, train_length=300, train_size=32, test_size=32, train_steps=6,
-        train_batch=4, layers=1, ode_points=401, ode_t_end=2.0, speed_hidden=(1, 4),
+        train_batch=4, layers=1, mem_length=200, ode_points=401, ode_t_end=2.0, speed_hidden=(1, 4),
         speed_lengths=(1_000, 10_000), speed_batch=4,
     ),
     "default": Preset(),
@@ -365,6 +371,19 @@ def memory_check(device) -> dict[str, float]:
     return out
 
 
+def memory_rss(preset: Preset, seed: int) -> dict[str, float]:
+    """Peak RSS growth of a DEER and a quasi-DEER forward + backward (GRU, batch 2, fp32, 1
+    thread), each in a fresh child process; MiB."""
+    out = {"n": preset.mem_hidden}
+    for jac, key in (("full", "deer"), ("diag", "qdeer")):
+        r = peak_rss_growth(jac, preset.mem_hidden, preset.mem_length, 2, seed)
+        out[f"{key}_mib"] = r["growth"] / 2**20
+        out[f"{key}_peak_reached"] = r["peak_reached"]
+        out[f"{key}_iters"] = r["iters"]
+    out["ratio"] = out["qdeer_mib"] / out["deer_mib"]
+    return out
+
+
 # ----------------------------------------------------------------------------------------
 # the run
 # ----------------------------------------------------------------------------------------
@@ -411,6 +430,11 @@ def run(ctx: RunContext) -> Report:
     if preset.train_steps:
         metrics.update(ctx.seeds[0], ctx.cached("memory", lambda: memory_check(device)),
                        prefix="memory/")  # fmt: skip
+        if device.type == "cpu":
+            for seed in ctx.seeds:
+                metrics.update(seed, ctx.cached(f"seed{seed}/memory_rss",
+                                                lambda s=seed: memory_rss(preset, s)),
+                               prefix="memrss/")  # fmt: skip
     skipped = speed_grid(ctx, metrics)
     if any(name.startswith("speed/") for name in metrics.names()):
         ctx.save_figure(plot_speed(metrics, device.type), f"speedup_{device.type}.png")
