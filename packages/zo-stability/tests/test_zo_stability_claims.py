@@ -127,3 +127,14 @@ def test_the_slope_in_n_is_recovered_and_judged_against_the_papers_order():
 def test_the_papers_orders():
     assert paper_order_T("convex") == 1.0 and paper_order_T("strongly-convex") == 0.0
     assert abs(paper_order_T("nonconvex", beta=2.0, c=1.0, gamma=1.0) - 2 / 3) < 1e-12
+
+
+def test_the_divergence_figure_shows_a_diverged_estimator_without_a_curve():
+    from iclr24_zo_stability.figures import plot_divergence
+
+    ok = {"delta": np.tile(np.linspace(0, 1, 11), (3, 1))}
+    bad = {"delta": np.full((3, 11), np.nan)}
+    preset = SimpleNamespace(problems=("p",), algorithms=("sgd",), estimators=("coord", "gauss1"))
+    fig = plot_divergence({("p", "sgd", "coord"): ok, ("p", "sgd", "gauss1"): bad}, preset)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "1-point Gaussian: diverged" in labels
