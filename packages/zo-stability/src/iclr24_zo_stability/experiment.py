@@ -140,6 +140,7 @@ PRESETS = {
         epochs=2,
         strong_epochs=4,
         gd_steps=20,
+        n_factors=(0.5, 1.0),  # the slope in n from two sizes: 8 sweep cells, not 16
     ),  # fmt: skip
     "default": Preset(),
     # larger d and n, more steps (the paper's own d, n and steps were not recoverable)
