@@ -190,3 +190,56 @@ def common_step(convexity: str, c: Constants, d: int, estimators, algorithm: str
     m = n if algorithm == "gd" else 1
     kind = "convex" if convexity == "nonconvex" else convexity
     return min(step_limit(kind, c, expansion(e, d, c, m).gamma) for e in estimators)
+
+
+# ------------------------------------------------------------ the paper's orders (Table 1)
+PAPER_TABLE_SOURCE = (
+    "the paper's Table 1 could not be read (searched 2026-12-04: `search` pages/code/docs "
+    "corpora for the title, 'AfhNyr73Ma', 'Table 1 ZO-SGD ZO-GD ZO-SVRG coordinate 1-point "
+    "2-point'; only the abstract (mlanthology.org/iclr/2024/liu2024iclr-general) and, earlier, "
+    "four OpenReview reviews were found; no arXiv version, no code). Its orders are those the "
+    "reviews and the abstract describe: the first-order rates of Hardt, Recht & Singer (ICML "
+    "2016, Thms 3.8, 3.9, 3.12) with the estimate's expansion Gamma in the step condition and "
+    "the non-convex exponent, the form of Nikolakakis et al. (NeurIPS 2022, arXiv 2202.06880), "
+    "the result the paper extends"
+)
+"""Where the orders below come from (README: The bounds)."""
+
+PAPER_RATES = {
+    "convex": {
+        "bound": "eps_gen <= 2 L^2 sum_t lr_t / n  (lr_t <= 2 / (beta Gamma^2))",
+        "constants": "Hardt et al. Thm 3.8 (Gamma = 1); ZO: Gamma^2 in the step condition",
+        "T": 1.0,  # in sum_t lr_t (constant lr: in T)
+        "n": -1.0,
+    },
+    "strongly-convex": {
+        "bound": "eps_gen <= 2 L^2 / (alpha n)  (lr <= 1 / (beta Gamma^2))",
+        "constants": "Hardt et al. Thm 3.9 (Gamma = 1); independent of T",
+        "T": 0.0,
+        "n": -1.0,
+    },
+    "nonconvex": {
+        "bound": "eps_gen <= (1 + 1 / (beta c Gamma)) (2 c L^2)^(1 / (beta c Gamma + 1)) "
+                 "T^(beta c Gamma / (beta c Gamma + 1)) / (n - 1)  (lr_t <= c / t)",
+        "constants": "Hardt et al. Thm 3.12 (Gamma = 1); ZO: beta -> beta Gamma",
+        "T": None,  # beta c Gamma / (beta c Gamma + 1): see paper_order_T
+        "n": -1.0,
+    },
+}  # fmt: skip
+"""The paper's rates as orders in T and n (eps_gen, hence E delta_T / L, up to constants),
+beside this module's recursions (``divergence_bound``), whose closed forms have the same
+orders for the coordinate estimate (convex, strongly convex) and a faster non-convex one
+(T^(beta c Gamma), without Hardt et al.'s t_0 split)."""
+
+
+def paper_order_T(convexity: str, beta: float = 0.0, c: float = 0.0, gamma: float = 1.0) -> float:
+    """The exponent of T (convex: of sum_t lr_t) in the paper's rate for ``convexity``; the
+    non-convex one, beta c Gamma / (beta c Gamma + 1), needs the smoothness beta, the step
+    constant c (lr_t <= c / t) and the estimate's Gamma."""
+    if convexity not in PAPER_RATES:
+        raise ValueError(f"convexity must be one of {', '.join(CONVEXITY)}")
+    order = PAPER_RATES[convexity]["T"]
+    if order is not None:
+        return order
+    k = beta * c * gamma
+    return k / (k + 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ import torch
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
 from .bounds import Constants, common_step, divergence_bound, expansion, step_limit
-from .claims import make_checks, make_claims
+from .claims import equal_loss, make_checks, make_claims
 from .data import Neighbours, breast_cancer, digits, make_least_squares, make_logistic
 from .figures import plot_bounds, plot_divergence
 from .problems import Problem, hessian_norms
@@ -55,11 +55,8 @@ class Preset:
     estimators: tuple[str, ...] = ("coord", "gauss2", "sphere2", "gauss1")
     """Estimator kinds (the paper's coordinate, 2-point and 1-point estimates)."""
     mu: float = 1e-3
-    """Smoothing radius of the coordinate and 2-point estimates (issue: mu = 1e-3)."""
-    mu_one_point: float = 0.5
-    """1-point smoothing radius: at mu = 1e-3 the 1-point variance (f / mu)^2 d overflows every
-    run within a few hundred steps; a larger mu makes the 1-point estimate *more* stable
-    (its expansion is L / mu), so it can only weaken the ordering claim."""
+    """Smoothing radius of *every* estimator (issue 38: one mu rule for all; the earlier issue's
+    mu = 1e-3). A 1-point run that diverges at it is reported as diverged, never as stable."""
     K: int = 1
     """Random directions per estimate (issue: 2-point = 2 queries)."""
     n: int = 200
@@ -85,6 +82,14 @@ class Preset:
     """ZO-GD steps (each touches all n examples)."""
     decay_after: float = 1.0
     """Non-convex: lr_t = cap until t_c = decay_after x n, then cap t_c / t."""
+    n_factors: tuple[float, ...] = (0.25, 0.5, 1.0)
+    """The n-sweep (issue 38: slope in n): ZO-SGD on n x factor examples with the steps and
+    step sizes of the full-n cell, for the rate estimators (at most n: breast cancer has 569)."""
+    rate_estimators: tuple[str, ...] = ("coord", "gauss2")
+    """Estimators whose growth rates in T and n are compared with the paper's orders."""
+    blowup: float = 10.0
+    """A run diverged if it is non-finite or its training loss ever exceeds blowup x the
+    starting loss."""
 
     def __post_init__(self):
         for name, allowed in (("problems", PROBLEMS), ("algorithms", ALGORITHMS),
@@ -98,15 +103,30 @@ class Preset:
         if min(self.n, self.p, self.n_test, self.hidden, self.components, self.K,
                self.gd_steps) < 1:  # fmt: skip
             raise ValueError("n, p, n_test, hidden, components, K and gd_steps must be >= 1")
-        if not (self.mu > 0 and self.mu_one_point > 0 and self.ridge > 0):
-            raise ValueError("mu, mu_one_point and ridge must be > 0")
+        if not (self.mu > 0 and self.ridge > 0 and self.blowup > 1):
+            raise ValueError("mu and ridge must be > 0 and blowup > 1")
+        if not self.n_factors or not all(0 < f <= 1 for f in self.n_factors):
+            raise ValueError("n_factors: values in (0, 1] (two or more for the slope in n)")
+        bad = [k for k in self.rate_estimators if k not in self.estimators]
+        if bad:
+            raise ValueError(f"rate_estimators must be among estimators, got {', '.join(bad)}")
         if min(self.epochs, self.strong_epochs) * self.n < 10 or self.decay_after <= 0:
             raise ValueError("epochs x n must be >= 10 steps and decay_after > 0")
         if self.n > 560:
             raise ValueError("n must be <= 560 (breast cancer has 569 examples)")
-        if "mlp-digits" in self.problems and self.components > min(self.n, 64):
+        if "mlp-digits" in self.problems and self.components > min(self.n_min, 64):
             # PCA fitted on the n training digits (8 x 8 = 64 pixels): sklearn would raise
-            raise ValueError("components must be <= n and <= 64 (the digits' PCA)")
+            raise ValueError(
+                "components must be <= n (x the smallest n_factor) and <= 64 (the digits' PCA)"
+            )
+
+    @property
+    def n_min(self) -> int:
+        return n_of(self, min(self.n_factors))
+
+
+def n_of(preset: Preset, factor: float) -> int:
+    return max(2, int(round(preset.n * factor)))
 
 
 PRESETS = {
@@ -120,6 +140,7 @@ PRESETS = {
         epochs=2,
         strong_epochs=4,
         gd_steps=20,
+        n_factors=(0.5, 1.0),  # the slope in n from two sizes: 8 sweep cells, not 16
     ),  # fmt: skip
     "default": Preset(),
     # larger d and n, more steps (the paper's own d, n and steps were not recoverable)
@@ -162,8 +183,7 @@ def neighbours(preset: Preset, name: str, seed: int) -> Neighbours:
 
 
 def estimator_of(preset: Preset, kind: str) -> Estimator:
-    mu = preset.mu_one_point if kind.endswith("1") else preset.mu
-    return Estimator(kind, mu=mu, K=preset.K)
+    return Estimator(kind, mu=preset.mu, K=preset.K)  # one mu for every estimator
 
 
 def steps_of(preset: Preset, algorithm: str, problem: str) -> int:
@@ -229,7 +249,8 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
     batch = make_batch(preset, name, tuple(seeds), device)
     p, P, est = batch.problem, len(seeds), estimator_of(preset, kind)
     lrs = schedule(preset, batch, algorithm, name)
-    run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds))
+    run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds),
+                      X_test=batch.X_test[:P], y_test=batch.y_test[:P])  # fmt: skip
     d, n = batch.w0.shape[-1], preset.n
     const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0])
     c = Constants(L=float(const["L"].max()), beta=float(const["beta"].max()), alpha=p.alpha,
@@ -254,7 +275,7 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
             t_hit = int(hits[0]) if len(hits) else len(lrs)
             first_hit.append(float(run.delta[j, : t_hit + 1].max()))
     T = len(lrs)
-    diverged = ~np.isfinite(run.delta[:, -1])  # a run that overflowed: unbounded divergence
+    diverged = diverged_runs(run.delta, run.train_loss, preset.blowup)
     per_seed = {
         "delta_T": np.where(diverged, np.inf, run.delta[:, -1]),
         "diverged": diverged.astype(float),
@@ -272,6 +293,8 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
         "per_seed": {k: np.asarray(v, dtype=float) for k, v in per_seed.items()},
         "delta": run.delta,  # (P, T + 1)
         "train": run.train_loss,  # (P, T + 1)
+        "test": run.test_loss,  # (P, T + 1)
+        "queries_per_step": est.queries(d),
         "lrs": lrs_np,
         "bound": bound,  # (T + 1,)
         "constants": {"L": c.L, "beta": c.beta, "alpha": c.alpha, "F": c.F},
@@ -282,7 +305,37 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
         "d": d,
         "T": T,
         "finite": bool(np.isfinite(run.delta).all()),
+        "diverged": int(diverged.sum()),
         "one_point": est.kind.endswith("1"),
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+def diverged_runs(delta: np.ndarray, train: np.ndarray, blowup: float) -> np.ndarray:
+    """Per pair: diverged if its divergence or either loss is non-finite, or the S-run's
+    training loss ever exceeds ``blowup`` x its starting loss (a loss blow-up)."""
+    finite = np.isfinite(delta).all(-1) & np.isfinite(train).all(-1)
+    with np.errstate(invalid="ignore"):
+        blown = np.nanmax(np.where(np.isfinite(train), train, np.inf), -1) > blowup * train[:, 0]
+    return ~finite | blown
+
+
+def measure_n_cell(preset: Preset, name: str, kind: str, factor: float, seeds,
+                   device: str = "cpu") -> dict:  # fmt: skip
+    """The n-sweep: ZO-SGD on n x factor examples with the full-n cell's steps and step sizes
+    (so only n changes), final divergence per seed."""
+    t0 = time.perf_counter()
+    lrs = schedule(preset, make_batch(preset, name, tuple(seeds), device), "sgd", name)
+    small = replace(preset, n=n_of(preset, factor), n_factors=(1.0,))
+    batch = make_batch(small, name, tuple(seeds), device)
+    est, P = estimator_of(preset, kind), len(seeds)
+    run = run_coupled(batch.problem, "sgd", est, batch.X, batch.y, batch.w0, lrs, list(seeds))
+    diverged = diverged_runs(run.delta, run.train_loss, preset.blowup)
+    return {
+        "n": small.n,
+        "delta_T": np.where(diverged, np.inf, run.delta[:, -1]),
+        "diverged": int(diverged.sum()),
+        "P": P,
         "seconds": time.perf_counter() - t0,
     }
 
@@ -309,7 +362,7 @@ def expected_queries(algorithm: str, est: Estimator, d: int, n: int, T: int) -> 
 
 
 def cell_key(name: str, algorithm: str, kind: str, seeds) -> str:
-    return f"{name}/{algorithm}/{kind}/seeds-{'-'.join(map(str, seeds))}"
+    return f"v4/{name}/{algorithm}/{kind}/seeds-{'-'.join(map(str, seeds))}"
 
 
 def run(ctx: RunContext) -> Report:
@@ -330,6 +383,31 @@ def run(ctx: RunContext) -> Report:
         for s in seeds:
             metrics.add(f"{name}/{alg}/{kind}/cell_seconds", s, res["seconds"])
         ctx.save_partial(metrics)
+    sweep = {}
+    for name in preset.problems:
+        for kind in preset.rate_estimators:
+            for f in sorted(preset.n_factors):
+                if f == 1.0 and (name, "sgd", kind) in results:  # the full-n cell itself
+                    r = results[(name, "sgd", kind)]
+                    res = {
+                        "n": preset.n,
+                        "delta_T": r["per_seed"]["delta_T"],
+                        "diverged": r["diverged"],
+                        "P": len(seeds),
+                        "seconds": 0.0,
+                    }
+                else:
+                    res = ctx.cached(f"{cell_key(name, 'sgd', kind, seeds)}/n-{f}",
+                                     lambda a=(name, kind, f): measure_n_cell(
+                                         preset, *a, seeds, ctx.device))  # fmt: skip
+                sweep[(name, kind, res["n"])] = res
+                for s, v in zip(seeds, res["delta_T"]):
+                    metrics.add(f"{name}/sgd/{kind}/n-{res['n']}/delta_T", s, v)
+        ctx.save_partial(metrics)
+    for key, per_seed in equal_loss(results, preset).items():
+        for metric, values in per_seed.items():
+            for s, v in zip(seeds, values):
+                metrics.add(f"{key}/equal_loss/{metric}", s, v)
     ctx.save_figure(plot_divergence(results, preset), "divergence.png")
     ctx.save_figure(plot_bounds(results, preset), "bound_vs_measured.png")
     summary = {
@@ -338,7 +416,8 @@ def run(ctx: RunContext) -> Report:
                         "queries_per_run": r["queries"]}
         for key, r in results.items()
     }  # fmt: skip
-    return Report(metrics, make_claims(metrics, results, preset), make_checks(results, preset),
+    return Report(metrics, make_claims(metrics, results, preset, sweep),
+                  make_checks(results, preset),
                   extra={"cells": summary})  # fmt: skip
 
 

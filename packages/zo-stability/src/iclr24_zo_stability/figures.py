@@ -13,7 +13,8 @@ LABELS = {"coord": "coordinate", "gauss2": "2-point Gaussian", "sphere2": "2-poi
 
 def plot_divergence(results: dict, preset):
     """delta_t = ||w_t - w'_t||, mean over the coupled seeds with a +-1 SE band, against t: one
-    panel per problem x algorithm, one line per estimator (the bounds: bound_vs_measured.png)."""
+        panel per problem x algorithm, one line per estimator (the bounds: bound_vs_measured.png); an
+    estimator whose runs diverged has no curve, only its legend entry."""
     plt = pyplot()
     rows, cols = list(preset.problems), list(preset.algorithms)
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(3.6 * len(cols), 2.7 * len(rows)),
@@ -26,6 +27,9 @@ def plot_divergence(results: dict, preset):
                 if r is None:
                     continue
                 delta = r["delta"]
+                if not np.isfinite(delta).all():  # a diverged run: no curve, said in the legend
+                    ax.plot([], [], c=COLOURS[kind], ls=":", label=f"{LABELS[kind]}: diverged")
+                    continue
                 t = np.arange(1, delta.shape[1])
                 mean = delta.mean(0)[1:]
                 se = delta.std(0, ddof=1)[1:] / np.sqrt(len(delta)) if len(delta) > 1 else 0 * mean
@@ -35,7 +39,7 @@ def plot_divergence(results: dict, preset):
                 ax.fill_between(t[ok], lower[ok], (mean + se)[ok], color=COLOURS[kind], alpha=0.2)
                 late.append(mean[len(mean) // 10 :])
             ax.set(yscale="log", title=f"{pb}, ZO-{alg.upper()}", xlabel="step t")
-            if late:
+            if late and all(np.isfinite(v).all() for v in late):
                 top = max(float(v.max()) for v in late)
                 ax.set_ylim(bottom=max(min(float(v[v > 0].min(initial=top)) for v in late) / 3,
                                        top * 1e-4))  # fmt: skip

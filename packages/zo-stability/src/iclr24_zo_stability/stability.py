@@ -38,6 +38,9 @@ class Coupled:
     """(P, T + 1): ||w_t - w'_t||, t = 0..T."""
     train_loss: np.ndarray
     """(P, T + 1): F_S(w_t) of the run on S."""
+    test_loss: np.ndarray | None
+    """(P, T + 1): the test loss of the run on S (when test data were given), for the
+    generalisation gap at any step (the equal-training-loss comparison)."""
     checkpoints: list[int]
     W: torch.Tensor
     """(C, 2P, d): parameters of every run at the checkpoints."""
@@ -73,11 +76,13 @@ def example_indices(seed: int, steps: int, n: int) -> torch.Tensor:
 
 def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch.Tensor,
                 y: torch.Tensor, w0: torch.Tensor, lrs: torch.Tensor, seeds: list[int],
-                epoch: int = 0, n_checkpoints: int = 12) -> Coupled:  # fmt: skip
+                epoch: int = 0, n_checkpoints: int = 12, X_test: torch.Tensor | None = None,
+                y_test: torch.Tensor | None = None) -> Coupled:  # fmt: skip
     """Run ``algorithm`` (sgd, gd or svrg) on 2P datasets ``X (2P, n, p)``, ``y (2P, n)``
     (rows j and P + j: S and S' of ``seeds[j]``) from ``w0 (2P, d)`` with step sizes
     ``lrs (T,)``; both runs of a pair share the example indices and every direction.
-    ``epoch``: SVRG's inner steps per snapshot (default n)."""
+    ``epoch``: SVRG's inner steps per snapshot (default n). ``X_test (P, m, p)``, ``y_test
+    (P, m)``: when given, the S-runs' test loss is recorded at every step."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}")
     R, n, _ = X.shape
@@ -113,12 +118,15 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
     W = w0.clone()
     delta = torch.zeros(P, T + 1, dtype=W.dtype, device=device)  # stays on the device
     train = torch.zeros(P, T + 1, dtype=W.dtype, device=device)
+    test = None if X_test is None else torch.zeros(P, T + 1, dtype=W.dtype, device=device)
     snaps, queries = [], 0
     w_snap = g_snap = None
 
     def record(t):
         delta[:, t] = (W[:P] - W[P:]).norm(dim=-1)
         train[:, t] = problem.mean_loss(W[:P], X[:P], y[:P])
+        if test is not None:
+            test[:, t] = problem.mean_loss(W[:P], X_test, y_test)
         if t in checkpoints:
             snaps.append(W.clone())
 
@@ -141,8 +149,9 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
                 step, queries = at_w.grad - at_snap.grad + g_snap, queries + 2 * q
         W = W - lrs[t] * step
         record(t + 1)
-    return Coupled(delta.cpu().numpy(), train.cpu().numpy(), checkpoints, torch.stack(snaps), W,
-                   queries)  # fmt: skip
+    return Coupled(delta.cpu().numpy(), train.cpu().numpy(),
+                   None if test is None else test.cpu().numpy(), checkpoints, torch.stack(snaps),
+                   W, queries)  # fmt: skip
 
 
 def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tensor,
