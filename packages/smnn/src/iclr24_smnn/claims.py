@@ -235,7 +235,8 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
             "lack scalability in m",
             measured=measured,
             criterion=f"all of, on per-seed ratios (cost at m={ms[-1]} / cost at m={ms[0]}; "
-            f"time: median epoch): SMNN's time ratio and parameter ratio each below "
+            f"time: median epoch, for SMNN and LMN the median over {preset.scal_rounds} "
+            f"interleaved rounds): SMNN's time ratio and parameter ratio each below "
             f"{SCALE_FLAT:g}; each growing peer's ({', '.join(peers)}) time ratio over SMNN's "
             f"above {GROWS:g}" + (" (1 seed: judged as 1 value)" if n == 1 else ""),
             test=all_of(
