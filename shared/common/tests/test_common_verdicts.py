@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import iclr24_common.verdicts as V
-from iclr24_common import all_of, non_inferiority, superiority, threshold
+from iclr24_common import all_of, non_inferiority, none_of, superiority, threshold
 
 
 def test_module_docstring_example_runs():
@@ -87,3 +87,11 @@ def test_describe_survives_non_finite_numbers_as_a_results_file_stores_them():
 
     d = {"kind": "superiority", "estimate": None, "se": float("nan"), "n": 2}
     assert describe(d) == "n/a +/- n/a SE (2 seeds)"
+
+
+def test_none_of_is_an_exact_count_not_a_mean():
+    # a mean over seeds would call one event in ten seeds "below 0.5": none_of fails it
+    assert none_of([0, 0, 0]).outcome == "holds"
+    assert none_of({0: 0, 1: 0, 2: 1}).outcome == "fails"
+    assert none_of([0] * 9 + [1]).outcome == "fails"
+    assert threshold([0] * 9 + [1], threshold=0.5, higher_is_better=False).outcome == "holds"

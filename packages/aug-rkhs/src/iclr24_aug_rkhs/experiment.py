@@ -374,8 +374,10 @@ def measure_msweep(preset: Preset, alpha: float) -> dict[int, dict[str, float]]:
             row[f"msweep/{key}/m{m}/trace_gap"] = float(tau)
             row[f"msweep/{key}/m{m}/bound"] = float(b)
         ok = fit & (taus > 0)
-        slope = np.polyfit(np.log(np.array(preset.msweep_m)[ok]), np.log(taus[ok]), 1)[0]
-        row[f"msweep/{key}/slope"] = float(slope) if ok.sum() >= 3 else float("nan")
+        row[f"msweep/{key}/slope"] = (  # fewer than 3 points: no slope (the claim: inconclusive)
+            float(np.polyfit(np.log(np.array(preset.msweep_m)[ok]), np.log(taus[ok]), 1)[0])
+            if ok.sum() >= 3 else float("nan")
+        )  # fmt: skip
         row[f"msweep/{key}/slope_all"] = float(
             np.polyfit(np.log(preset.msweep_m), np.log(np.maximum(taus, 1e-300)), 1)[0]
         )

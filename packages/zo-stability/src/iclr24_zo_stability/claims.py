@@ -191,16 +191,17 @@ def rate_claims(results: dict, preset, sweep: dict) -> list[Claim]:
             else:
                 order, x = paper_order_T(convexity), lrs
             lo = 0.5 if convexity == "strongly-convex" else 0.1
-            s, pseudo = _jackknife(delta, x, lo)
+            _, pseudo = _jackknife(delta, x, lo)  # the tested slope: the pseudo-values' mean
             t_tests.append(_slope_test(pseudo, order))
-            t_parts.append(f"{kind} {s:.2f} +/- {t_tests[-1].se:.2f} (paper {order:.2f})")
+            t_parts.append(f"{kind} {np.mean(list(pseudo.values())):.2f} +/- {t_tests[-1].se:.2f} "
+                           f"(paper {order:.2f})")  # fmt: skip
             per_n = {n: r["delta_T"] for (p_, k_, n), r in sweep.items() if p_ == pb and k_ == kind}
             if len(per_n) >= 2:
-                sn, pn = n_slope(per_n)
+                _, pn = n_slope(per_n)
                 n_tests.append(_slope_test(pn, PAPER_RATES[convexity]["n"]))
                 div = sum(r["diverged"] for (p_, k_, _), r in sweep.items()
                           if p_ == pb and k_ == kind)  # fmt: skip
-                n_parts.append(f"{kind} {sn:.2f} +/- {n_tests[-1].se:.2f}"
+                n_parts.append(f"{kind} {np.mean(list(pn.values())):.2f} +/- {n_tests[-1].se:.2f}"
                                + (f" ({div} diverged runs)" if div else ""))  # fmt: skip
         axis = "T" if convexity == "nonconvex" else "sum_t lr_t"
         win = "[T/2, T]" if convexity == "strongly-convex" else "[T/10, T]"

@@ -49,7 +49,7 @@ from .results import (
 )
 from .seeding import seed_everything
 from .threads import available_cores, set_threads, torch_threads
-from .verdicts import Verdict, all_of, non_inferiority, superiority, threshold
+from .verdicts import Verdict, all_of, non_inferiority, none_of, superiority, threshold
 
 __version__ = "0.2.0"
 
@@ -93,6 +93,7 @@ __all__ = [
     "load_checkpoint",
     "load_results",
     "non_inferiority",
+    "none_of",
     "log_to_file",
     "preset_option",
     "progress",

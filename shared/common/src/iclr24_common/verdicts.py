@@ -215,6 +215,14 @@ def threshold(x: Values, *, threshold: float, higher_is_better: bool = True,
                   threshold, higher_is_better)  # fmt: skip
 
 
+def none_of(counts: Values) -> Verdict:
+    """No event at all (no training hit its cap, no solve missed its test): an exact count,
+    not a mean, so one event on one of ten seeds fails it. Judged as one value, the total count
+    over the seeds, below 0.5: holds when every count is 0, fails otherwise."""
+    total = float(np.sum(_values(counts)))
+    return threshold([total], threshold=0.5, higher_is_better=False)
+
+
 def all_of(*verdicts: Verdict) -> Verdict:
     """A claim that needs several tests at once (e.g. "flat cost and the peers' cost grows"):
     fails if any fails, holds if all hold, else inconclusive. Its numbers are the weakest
