@@ -134,10 +134,8 @@ def _jackknife(delta: np.ndarray, lrs: np.ndarray, lo: float) -> tuple[float, di
     """The log-log slope of the seeds' mean divergence, and its jackknife pseudo-values, one per
     seed (n s - (n - 1) s_(-j)): their mean is the slope (bias-corrected) and their standard
     error the slope's, so a per-seed threshold test applies to a statistic of the mean curve."""
-    s = growth_slope(delta, lrs, lo, boot=2)[0]
-    P = delta.shape[0]
-    loo = [growth_slope(np.delete(delta, j, axis=0), lrs, lo, boot=2)[0] for j in range(P)]
-    return s, {j: P * s - (P - 1) * t for j, t in enumerate(loo)}
+    return _jackknife_fit(lambda seeds: growth_slope(delta[seeds], lrs, lo, boot=2)[0],
+                          delta.shape[0])  # fmt: skip
 
 
 def _jackknife_fit(fit, P: int) -> tuple[float, dict[int, float]]:

@@ -29,20 +29,9 @@ def preset_option(parser: argparse.ArgumentParser, *flags: str, field: str, **kw
 
 
 def replace_field(obj: Any, dotted: str, value: Any) -> Any:
-    """``dataclasses.replace`` along a dotted path; unknown fields are a :class:`UsageError`."""
-    head, _, rest = dotted.partition(".")
-    names = {f.name for f in dataclasses.fields(obj)}
-    if head not in names:
-        raise UsageError(
-            f"unknown preset field {dotted!r}; fields: {', '.join(sorted(names))} "
-            "(see --print-config)"
-        )
-    if rest:
-        value = replace_field(getattr(obj, head), rest, value)
-    try:
-        return dataclasses.replace(obj, **{head: value})
-    except (ValueError, TypeError) as e:
-        raise UsageError(f"{dotted}={value!r}: {e}") from None
+    """``dataclasses.replace`` along a dotted path, checked at once (:func:`assign_field`, then
+    :func:`validate`); unknown fields and rejected values are a :class:`UsageError`."""
+    return validate(assign_field(obj, dotted, value), f"{dotted}={value!r}")
 
 
 def assign_field(obj: Any, dotted: str, value: Any) -> Any:
