@@ -24,11 +24,31 @@ from pathlib import Path
 import pytest
 
 from iclr24_common import ExperimentApp, load_results
+from iclr24_common.results import VERDICTS_VERSION, contract_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
 SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or ALL
 SMOKE_BUDGET_S = float(os.environ.get("ICLR24_SMOKE_BUDGET_S", "60"))
+# Packages whose claims do not yet keep "What a verdict can tell" (verdicts v4: regime, sourced
+# criteria, premises, no-op controls, item-level SE): emptied package by package this round.
+V4_PENDING = {
+    "aid", "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
+    "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
+    "smnn", "svd-update", "zo-stability",
+}  # fmt: skip
+
+
+def assert_v4(slug: str, res: dict) -> None:
+    """Every claim says what it can tell about the paper (CONTRIBUTING.md, "What a verdict can
+    tell"): its regime (and what the paper's effect needs below it), a source for every margin,
+    premises apart, a no-op control on every non-inferiority, item-level SE on a shared test
+    set."""
+    if slug in V4_PENDING:
+        return
+    assert res.get("verdicts_version") == VERDICTS_VERSION, f"{slug}: claims predate verdicts v4"
+    problems = contract_problems(res, v4=True)
+    assert not problems, f"{slug}: " + "; ".join(problems)
 
 
 def module_name(slug: str) -> str:
@@ -157,6 +177,7 @@ def test_smoke_is_complete_and_under_budget(slug, smoke_run):
     assert res["units"]["computed"] >= 1, "finished work must go through ctx.cached"
     assert (out / "results.md").exists() and (out / "log.txt").exists()
     assert "claims: " in proc.stdout and " inconclusive (of " in proc.stdout
+    assert_v4(slug, res)
     assert wall < SMOKE_BUDGET_S, f"smoke took {wall:.1f} s wall (budget {SMOKE_BUDGET_S:.0f} s)"
 
 
@@ -184,5 +205,6 @@ def test_results_on_file(slug):
     )
     res = load_results(path)
     assert res["package"] == f"iclr24-{slug}" and res["preset"] == "default"
+    assert_v4(slug, res)
     readme = (ROOT / "packages" / slug / "README.md").read_text()
     assert "<!-- results:begin" in readme, f"{slug}: README lacks the generated results block"

@@ -18,9 +18,14 @@ def test_site_has_a_row_per_paper_and_survives_bad_files(tmp_path, fake_repo):
     index = (out / "index.html").read_text()
     assert index.count("<tr><td>") == 3 and "malformed results file" in index
     assert "no results file" in index and "1 holds" in index and "<script" not in index
+    # counted apart: the below-regime fail is an outlined "at our scale" badge, not a red one
+    assert 'class="badge scale fails">1 fails' in index and "0 holds" in index
+    assert "in the paper's regime" in index.lower() and "at our scale" in index
     good = (out / "good.html").read_text()
     assert 'src="good/curve.png"' in good and (out / "good/curve.png").read_bytes() == b"png"
     assert "paired gap &gt; 0.5 and &gt; 2 SE" in good and "Table 1" in good
+    assert "fails at our scale" in good and "1B params" in good and "margin source" in good
+    assert "Premises (1 of 1 hold)" in good
     assert "missing" in (out / "broken.html").read_text()
 
 

@@ -216,3 +216,87 @@ def test_contract_refuses_bare_criteria_and_checks_without_why(tmp_path):
     problems = "; ".join(contract_problems(res))
     assert "has no margin or SE" in problems and "no why" in problems
     assert "without a paired SE" in problems
+
+
+def _v4(**kw):
+    """A claim that keeps "What a verdict can tell" (override one field to break it)."""
+    from iclr24_common import Source
+
+    src = Source.ours("a gap a user notices", commit="abc1234")
+    args = dict(id="c", statement="s", paper="p", measured="m", regime="paper", test_set="per-seed",
+                test=superiority([2.0, 2.1, 1.9], [1.0, 1.0, 1.0], margin=0.1, source=src))  # fmt: skip
+    args.update(kw)
+    return Claim(**args)
+
+
+def _write(tmp_path, claims, premises=()):
+    m = Metrics()
+    m.add("a/x", 0, 1.0)
+    return write_results(tmp_path, package="iclr24-demo", version="0", paper={"title": "T"},
+                         preset="smoke", seeds=[0, 1, 2], device="cpu", wall_seconds=0.1,
+                         metrics=m, claims=claims, premises=premises)  # fmt: skip
+
+
+def test_v4_contract_needs_regime_sources_controls_and_item_se(tmp_path):
+    from iclr24_common import Source, non_inferiority
+    from iclr24_common.results import contract_problems
+
+    res = _write(tmp_path, [_v4()])
+    assert res["verdicts_version"] == 4 and contract_problems(res) == []
+    assert "source, ours: a gap a user notices" in res["claims"][0]["criterion"]
+    # a claim below the paper's regime says what the paper's effect needs
+    with pytest.raises(ValueError, match="needs"):
+        _v4(regime="below")
+    with pytest.raises(ValueError, match="regime is one of"):
+        _v4(regime="small")
+
+    def broken(edit):
+        bad = json.loads(json.dumps(res))
+        edit(bad["claims"][0])
+        return "; ".join(contract_problems(bad))
+
+    assert "without a source" in broken(lambda c: c["test"].update(source=None))
+    assert "without what it needs" in broken(lambda c: c.update(regime="below", needs=""))
+    assert "missing ['regime']" in broken(lambda c: c.pop("regime"))
+    assert "without item-level SE" in broken(lambda c: c.update(test_set="shared"))
+    assert "unknown premise" in broken(lambda c: c.update(rests_on=["converged"]))
+    # a non-inferiority runs its no-op arm through the same test
+    src = Source.paper("comparable", "Table 3")
+    ni = non_inferiority([1.0, 1.1, 0.9], [1.0, 1.0, 1.0], tolerance=0.5, source=src)
+    with pytest.raises(ValueError, match="without a no-op control"):
+        _write(tmp_path, [_v4(test=ni)])
+    ni_ctl = non_inferiority([1.0, 1.1, 0.9], [1.0, 1.0, 1.0], tolerance=0.05, source=src,
+                             control=[0.2, 0.3, 0.1], control_name="untrained")  # fmt: skip
+    assert _write(tmp_path, [_v4(test=ni_ctl)])["claims"][0]["test"]["control"]["moved"] > 0
+    # a file from before v4 is checked as it declares itself (the contract test requires 4)
+    old = json.loads(json.dumps(res))
+    old["verdicts_version"] = 3
+    old["claims"][0]["test"]["source"] = None
+    assert contract_problems(old) == [] and contract_problems(old, v4=True)
+
+
+def test_a_premise_that_does_not_hold_makes_its_claims_inconclusive(tmp_path):
+    from iclr24_common import Premise, none_of
+    from iclr24_common.results import contract_problems, results_markdown
+
+    ok = Premise(id="solvable", statement="the task is solvable", measured="30/32",
+                 test=none_of([0, 0, 0]))  # fmt: skip
+    capped = Premise(id="converged", statement="every fit converged", measured="1 of 9 capped",
+                     test=none_of([0, 1, 0]))  # fmt: skip
+    claims = [_v4(id="a", rests_on=("solvable",)), _v4(id="b", rests_on=("solvable", "converged")),
+              _v4(id="c")]  # fmt: skip
+    res = _write(tmp_path, claims, premises=[ok, capped])
+    by = {c["id"]: c for c in res["claims"]}
+    assert by["a"]["verdict"] == "holds" and by["c"]["verdict"] == "holds"
+    assert by["b"]["verdict"] == "inconclusive" and by["b"]["holds"] is False
+    assert by["b"]["premise"] == "premise converged fails: 1 of 9 capped"
+    assert by["b"]["test"]["outcome"] == "holds"  # the test itself is kept
+    assert [p["id"] for p in res["premises"]] == ["solvable", "converged"]
+    md = results_markdown(res)
+    assert "## Premises (1 of 2 hold; not claims of the paper)" in md
+    assert "inconclusive (premise converged fails" in md
+    bad = json.loads(json.dumps(res))
+    bad["claims"][1].update(verdict="holds", holds=True)
+    assert "did not hold, yet the claim holds" in "; ".join(contract_problems(bad))
+    with pytest.raises(ValueError, match="unknown premise"):
+        _write(tmp_path, [_v4(rests_on=("nope",))])

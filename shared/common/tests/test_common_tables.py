@@ -23,12 +23,20 @@ def test_tables_write_then_check_and_survive_bad_files(tmp_path, fake_repo):
     assert main(["--root", str(root)]) == 0
     assert main(["--root", str(root), "--check"]) == 0
     top = (root / "README.md").read_text()
-    assert "| [good](packages/good) | T (arXiv 1) | 1 | 0 | 0 | 12 s" in top and top.endswith(
-        "tail\n"
-    )
+    # the paper's regime and our scale are counted apart, per package and over all
+    assert "| [good](packages/good) | T (arXiv 1) | 1 / 0 / 0 | 0 / 1 / 0 | 12 s" in top
+    assert "| **all** | | **1 / 0 / 0** | **0 / 1 / 0** | |" in top and top.endswith("tail\n")
     assert "malformed results file" in top and "no results file" in top
     good = (root / "packages/good/README.md").read_text()
     assert "| better | holds |" in good and "wall time **12 s**" in good and "\nold\n" not in good
+    # the block opens with the two regime lines; a verdict below the regime reads "at our scale"
+    assert good.split("-->\n", 1)[1].startswith("**In the paper's regime: 1 hold, 0 fail, 0 inc")
+    assert (
+        "**At our scale (below the paper's regime; not a verdict on the paper): 0 hold, 1 fail"
+        in good
+    )
+    assert "| scale | **fails** at our scale |" in good and "below: 1B params" in good
+    assert "| trained | holds | 0 capped |" in good and "source, paper:" in good
     assert "malformed" in (root / "packages/broken/README.md").read_text()
 
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import iclr24_common.verdicts as V
-from iclr24_common import all_of, non_inferiority, none_of, superiority, threshold
+from iclr24_common import Source, all_of, non_inferiority, none_of, superiority, threshold
+
+SRC = Source.ours("a test's margin", commit="test")
 
 
 def test_module_docstring_example_runs():
@@ -95,3 +97,86 @@ def test_none_of_is_an_exact_count_not_a_mean():
     assert none_of({0: 0, 1: 0, 2: 1}).outcome == "fails"
     assert none_of([0] * 9 + [1]).outcome == "fails"
     assert threshold([0] * 9 + [1], threshold=0.5, higher_is_better=False).outcome == "holds"
+
+
+def test_a_source_says_where_a_margin_comes_from():
+    from iclr24_common import Source
+
+    assert (
+        Source.paper("an order of magnitude", "abstract").text
+        == '"an order of magnitude" (abstract)'
+    )
+    assert "fixed at ba650b6" in Source.ours("a user notices 1 point", commit="ba650b6").text
+    assert Source.derived("(1 - r) delta = 0.4375").kind == "derived"
+    for bad in (lambda: Source("guess", "x"), lambda: Source("ours", " "),
+                lambda: Source.ours("why", commit=""), lambda: Source.paper("q", where="")):  # fmt: skip
+        with pytest.raises(ValueError):
+            bad()
+    v = superiority([2, 3], [1, 1], source=Source.derived("f"))
+    assert v.to_dict()["source"] == {"kind": "derived", "text": "f"}
+    with pytest.raises(TypeError, match="Source"):
+        superiority([2, 3], [1, 1], source="the paper")
+    assert none_of([0, 0]).source.kind == "derived"
+
+
+def test_all_of_keeps_every_part_and_its_source():
+    from iclr24_common import Source
+
+    a = threshold([3.0, 3.1], threshold=1.0, source=Source.derived("a"))
+    b = threshold([0.0, 0.1], threshold=1.0, source=Source.ours("b", commit="c0"))
+    v = all_of(a, all_of(a, b))
+    assert [p["source"]["text"] for p in v.parts] == ["a", "a", "b (ours, fixed at c0)"]
+    assert v.outcome == "fails" and v.to_dict()["parts"][2]["outcome"] == "fails"
+
+
+def test_a_pass_on_zero_se_is_not_a_pass():
+    # every seed scored the same: no noise estimate, so a would-be pass is inconclusive
+    v = threshold([0.9375, 0.9375, 0.9375], threshold=0.9, source=SRC)
+    assert v.outcome == "inconclusive" and v.reason.startswith("SE 0 over 3 seeds")
+    assert (
+        non_inferiority([0.8, 0.8], [0.8, 0.8], tolerance=0.01, source=SRC).outcome
+        == "inconclusive"
+    )
+    # a fail stays a fail, and one value is judged on that value
+    assert threshold([0.5, 0.5], threshold=0.9, source=SRC).outcome == "fails"
+    assert threshold([0.95], threshold=0.9, source=SRC).outcome == "holds"
+
+
+def test_item_level_se_on_a_shared_test_set():
+    rng = np.random.default_rng(0)
+    # 3 seeds scored on the same 40 items: the seeds agree closely, the items vary a lot
+    base = rng.random(40) < 0.5
+    b_items = {s: base.astype(float) for s in range(3)}
+    a_items = {s: (base | (rng.random(40) < 0.12)).astype(float) for s in range(3)}
+    a = {s: a_items[s].mean() for s in a_items}
+    b = {s: b_items[s].mean() for s in b_items}
+    seeds_only = superiority(a, b, margin=0.0)
+    with_items = superiority(a, b, margin=0.0, items=(a_items, b_items))
+    d = np.mean([a_items[s] - b_items[s] for s in range(3)], axis=0)
+    assert with_items.item_se == pytest.approx(d.std(ddof=1) / np.sqrt(40))
+    assert with_items.se == max(with_items.seed_se, with_items.item_se) >= seeds_only.se
+    assert with_items.se_basis == "items" and seeds_only.se_basis == "seeds"
+    assert "SE over items" in with_items.summary()
+    # per-item scores must average to the per-seed values (same units), on the same items
+    with pytest.raises(ValueError, match="average"):
+        superiority({s: 100 * a[s] for s in a}, b, items=(a_items, b_items))
+    with pytest.raises(ValueError, match="same >= 2 test items"):
+        threshold([0.5, 0.5], threshold=0.1, items=[[1, 0], [1, 0, 1, 0]])
+    # a control on a shared test set brings its own items
+    with pytest.raises(ValueError, match="needs its items"):
+        superiority(a, b, control=b, items=(a_items, b_items))
+    t = threshold(a, threshold=0.3, items=a_items)
+    assert t.item_se == pytest.approx(np.mean([a_items[s] for s in a], 0).std(ddof=1) / np.sqrt(40))
+
+
+def test_a_control_records_how_far_the_method_moved():
+    base = [1.0, 1.0, 1.0]
+    v = non_inferiority([1.0, 1.1, 0.9], base, tolerance=0.5, control=[1.0, 1.0, 1.01],
+                        control_name="refresh never fires")  # fmt: skip
+    assert v.outcome == "inconclusive" and v.reason == "control passes (refresh never fires)"
+    assert v.control["moved"] == pytest.approx(-0.01 / 3) and v.control["moved_se"] > 0
+    # lower is better: moved is in "better" units too
+    w = superiority(
+        [1.0, 1.1, 0.9], [2.0, 2.0, 2.0], higher_is_better=False, control=[2.0, 2.1, 1.9]
+    )
+    assert w.outcome == "holds" and w.control["moved"] == pytest.approx(1.0)

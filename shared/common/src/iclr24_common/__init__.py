@@ -38,7 +38,9 @@ from .results import (
     Claim,
     Gap,
     Metrics,
+    Premise,
     aggregate,
+    apply_premises,
     bound_check,
     claims_table,
     count_verdicts,
@@ -49,7 +51,7 @@ from .results import (
 )
 from .seeding import seed_everything
 from .threads import available_cores, set_threads, torch_threads
-from .verdicts import Verdict, all_of, non_inferiority, none_of, superiority, threshold
+from .verdicts import Source, Verdict, all_of, non_inferiority, none_of, superiority, threshold
 
 __version__ = "0.2.0"
 
@@ -65,12 +67,15 @@ __all__ = [
     "MissingDataError",
     "MissingDependencyError",
     "Paper",
+    "Premise",
     "Report",
+    "Source",
     "Verdict",
     "RunContext",
     "UsageError",
     "aggregate",
     "all_of",
+    "apply_premises",
     "bound_check",
     "all_gather_cat",
     "all_reduce_mean",

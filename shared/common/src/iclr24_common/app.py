@@ -28,7 +28,7 @@ from .errors import UsageError
 from .io import atomic_write_json, to_jsonable
 from .logs import get_logger, log_to_file
 from .overrides import PRESET_DEST, assign_field, coerce, field_type, validate
-from .results import claims_table, count_verdicts, write_results
+from .results import claims_table, counts_line, write_results
 from .threads import available_cores, set_threads
 
 
@@ -282,7 +282,7 @@ class ExperimentApp:
                     out, package=self.package, version=self.version,
                     paper=dataclasses.asdict(self.paper), preset=args.preset, seeds=ctx.seeds,
                     device=device, threads=threads, wall_seconds=total, metrics=report.metrics,
-                    claims=report.claims, checks=report.checks, config=config,
+                    claims=report.claims, checks=report.checks, premises=report.premises, config=config,
                     extra={**report.extra, "units": {"reused": ctx.units_reused,
                                                      "computed": ctx.units_computed},
                            "executor": args.executor,
@@ -291,10 +291,15 @@ class ExperimentApp:
                 )  # fmt: skip
                 log.info("wrote %s and results.md (%.1f s; %.1f s over %d run(s) of these "
                          "units)", out / "results.json", wall, total, len(history))  # fmt: skip
-                n = count_verdicts([c.to_dict() for c in report.claims])
-                print(f"\nclaims: {n['holds']} hold, {n['fails']} fail, "
-                      f"{n['inconclusive']} inconclusive (of {len(report.claims)})")  # fmt: skip
+                dicts = [c.to_dict() for c in report.claims]
+                print(f"\nclaims: {counts_line(dicts)}; in the paper's regime: "
+                      f"{counts_line(dicts, 'paper')}; at our scale (below it): "
+                      f"{counts_line(dicts, 'below')}")  # fmt: skip
                 print(claims_table(report.claims))
+                if report.premises:
+                    ok = sum(p.holds for p in report.premises)
+                    print(f"\n{ok} of {len(report.premises)} premises hold")
+                    print(claims_table(report.premises, title="premise"))
                 if report.checks:
                     ok = sum(c.holds for c in report.checks)
                     print(f"\n{ok} of {len(report.checks)} checks pass")

@@ -20,7 +20,7 @@ from . import executors
 from .dist import is_main_process
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json
-from .results import Check, Claim, Metrics, git_commit
+from .results import Check, Claim, Metrics, Premise, git_commit
 
 T = TypeVar("T")
 INTERRUPT_ENV = "ICLR24_INTERRUPT_AFTER_UNITS"  # testing aid: Ctrl-C after N computed units
@@ -67,6 +67,8 @@ class Report:
     """Invariants of the code (counters, budgets, golden strings)."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More keys for ``results.json``."""
+    premises: list[Premise] = field(default_factory=list)
+    """Preconditions the claims rest on (converged, solvable): measured, listed apart."""
 
 
 @dataclass

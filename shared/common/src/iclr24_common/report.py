@@ -23,6 +23,7 @@ from typing import Any
 
 from .results import count_verdicts, test_summary
 from .tables import RESULTS, machine, packages, read_results
+from .verdicts import sources_of
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#9a6700"}
 CSS = """
@@ -40,6 +41,9 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowra
          font-weight: 600; font-size: .85rem; white-space: nowrap; }
 .holds { background: #1a7f37; } .fails { background: #cf222e; }
 .inconclusive { background: #9a6700; } .missing { background: #6e7781; } .local { background: #8250df; }
+.scale { background: #fff; color: #57606a; border: 1px dashed #57606a; }
+.scale.holds { color: #1a7f37; border-color: #1a7f37; } .scale.fails { color: #8c959f; border-color: #8c959f; }
+.scale.inconclusive { color: #9a6700; border-color: #9a6700; } .regime { color: var(--muted); font-size: .85rem; }
 .claim { border: 1px solid var(--line); border-left: .4rem solid var(--c); border-radius: .4rem;
          padding: .6rem .9rem; margin: .8rem 0; }
 .claim h3 { margin: 0 0 .3rem; font-size: 1.05rem; display: flex; gap: .5rem; flex-wrap: wrap;
@@ -110,37 +114,48 @@ def _paper_link(paper: dict[str, Any]) -> str:
     return ""
 
 
+def _counts(claims: list[dict[str, Any]], regime: str) -> str:
+    """The badges of one regime: solid in the paper's regime, outlined at our scale."""
+    n = count_verdicts(claims, regime)
+    cls = "" if regime == "paper" else "scale "
+    return " ".join(_badge(f"{n[k]} {k}", cls + k) for k in COLOURS)
+
+
 def index_html(entries: list[Entry]) -> str:
-    total = dict.fromkeys(COLOURS, 0)
+    total = {r: dict.fromkeys(COLOURS, 0) for r in ("paper", "below")}
     rows = []
     for en in entries:
         link = f'<a href="{_e(en.slug)}.html">{_e(en.slug)}</a>'
         if en.results is None:
-            rows.append(f'<tr><td>{link}</td><td colspan="3">{_badge("missing")} {_e(en.problem)}'
+            rows.append(f'<tr><td>{link}</td><td colspan="4">{_badge("missing")} {_e(en.problem)}'
                         '</td><td class="wide" colspan="3"></td></tr>')  # fmt: skip
             continue
         res = en.results
-        n = count_verdicts(res["claims"])
-        for k in total:
-            total[k] += n[k]
-        counts = " ".join(_badge(f"{n[k]} {k}", k) for k in COLOURS)
+        for r in total:
+            n = count_verdicts(res["claims"], r)
+            for k in total[r]:
+                total[r][k] += n[k]
         local = " " + _badge("local run", "local") if en.source == "local" else ""
         commit = ((res.get("environment") or {}).get("git_commit") or "?")[:7]
         rows.append(
             f"<tr><td>{link}{local}<br><span class=\"muted\">{_e(res['paper'].get('title', ''))}</span></td>"
-            f"<td><div class=\"counts\">{counts}</div></td>"
+            f"<td><div class=\"counts\">{_counts(res['claims'], 'paper')}</div></td>"
+            f"<td><div class=\"counts\">{_counts(res['claims'], 'below')}</div></td>"
             f"<td class=\"n\">{res['wall_seconds']:.0f} s</td><td class=\"n wide\">{_e(str(res.get('date', ''))[:16])}</td>"
             f"<td class=\"wide\">{_e(machine(res))}</td><td class=\"wide\"><code>{_e(commit)}</code></td></tr>"
         )  # fmt: skip
-    summary = ", ".join(f"{total[k]} {k}" for k in COLOURS)
+    said = {r: ", ".join(f"{total[r][k]} {k}" for k in COLOURS) for r in total}
     body = (
         "<h1>iclr24: results of every paper</h1>"
-        f"<p>{len(entries)} papers; claims over all: {summary}. Each row is the <code>default</code> run its "
-        "README reports (or your own local run, marked). A claim's verdict comes from paired "
-        "per-seed values against the strongest baseline, with a stated margin and 2 SE; "
-        "checks (invariants of the code) are counted apart on each paper's page.</p>"
-        '<div class="wrap"><table id="papers"><thead><tr><th>paper</th><th>claims</th>'
-        '<th>wall time</th><th class="wide">date</th><th class="wide">machine</th><th class="wide">commit</th>'
+        f"<p>{len(entries)} papers. Claims in the paper's regime (our setting is one in which the "
+        f"paper states the effect): {said['paper']}. At our scale (below the paper's regime: a "
+        f"verdict about our CPU setting, not about the paper): {said['below']}. Each row is the "
+        "<code>default</code> run its README reports (or your own local run, marked). A claim's "
+        "verdict comes from paired per-seed values against the strongest baseline, with a "
+        "sourced margin and 2 SE; premises and checks are listed apart on each paper's page.</p>"
+        '<div class="wrap"><table id="papers"><thead><tr><th>paper</th><th>paper\'s regime</th>'
+        '<th>at our scale</th><th>wall time</th><th class="wide">date</th>'
+        '<th class="wide">machine</th><th class="wide">commit</th>'
         "</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
     return _page("iclr24 results", body)
@@ -148,18 +163,40 @@ def index_html(entries: list[Entry]) -> str:
 
 def _claim_card(c: dict[str, Any]) -> str:
     v = c["verdict"]
-    reason = (c.get("test") or {}).get("reason") or ""
-    ctl = (c.get("test") or {}).get("control")
+    scale = c.get("regime") == "below"
+    reason = c.get("premise") or (c.get("test") or {}).get("reason") or ""
+    t = c.get("test") or {}
+    sources = [f"{d['kind']}: {d['text']}" for d in sources_of(t) if d] if t else []
     items = [("statement", c["statement"]), ("paper", c["paper"] or "none quoted"),
              ("ours", c["measured"]), ("criterion", c["criterion"]),
              ("paired test", test_summary(c))]  # fmt: skip
-    if ctl:
-        items.append(("control", f"{ctl['name']}: {ctl['outcome']} "
-                                 f"({ctl['estimate']:+.3g} +/- {ctl['se']:.2g} SE)"))  # fmt: skip
+    if sources:
+        items.append(("margin source", "; ".join(dict.fromkeys(sources))))
+    if scale:
+        items.append(
+            ("regime", f"below the paper's regime; the paper's effect needs {c.get('needs', '')}")
+        )
+    if c.get("rests_on"):
+        items.append(("rests on", ", ".join(c["rests_on"])))
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(val)}</dd>" for k, val in items)
     why = f' <span class="muted">({_e(reason)})</span>' if reason else ""
-    return (f'<div class="claim" style="--c:{COLOURS.get(v, "#6e7781")}"><h3>{_badge(v)} '
+    badge = _badge(f"{v} at our scale", f"scale {v}") if scale else _badge(v)
+    colour = "#8c959f" if scale else COLOURS.get(v, "#6e7781")
+    return (f'<div class="claim" style="--c:{colour}"><h3>{badge} '
             f"<code>{_e(c['id'])}</code>{why}</h3><dl>{dl}</dl></div>")  # fmt: skip
+
+
+def _premises_table(premises: list[dict[str, Any]]) -> str:
+    ok = sum(p["holds"] for p in premises)
+    rows = "".join(
+        f"<tr><td><code>{_e(p['id'])}</code></td><td>{_badge(p['verdict'])}</td>"
+        f"<td>{_e(p['measured'])}</td><td class=\"wide\">{_e(p['criterion'])}</td></tr>"
+        for p in premises)  # fmt: skip
+    return (f"<h2>Premises ({ok} of {len(premises)} hold)</h2><p class=\"muted\">Preconditions "
+            "the claims rest on (converged, solvable), not claims of the paper: one that does not "
+            "hold makes its claims inconclusive.</p><div class=\"wrap\"><table><thead><tr>"
+            "<th>premise</th><th></th><th>measured</th><th class=\"wide\">criterion</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table></div>")  # fmt: skip
 
 
 def paper_html(en: Entry, figures: list[str]) -> str:
@@ -170,18 +207,21 @@ def paper_html(en: Entry, figures: list[str]) -> str:
         )
     res = en.results
     p = res["paper"]
-    n = count_verdicts(res["claims"])
     env = res.get("environment") or {}
     head = (f"{back}<h1>{_e(p.get('title', en.slug))}</h1><p class=\"muted\">{_e(p.get('authors', ''))} "
             f"{_paper_link(p)} &middot; package <code>{_e(res['package'])}</code> {_e(res.get('version', ''))}"
             + (" &middot; " + _badge("local run", "local") if en.source == "local" else "") + "</p>"
-            f"<div class=\"counts\">{' '.join(_badge(f'{n[k]} {k}', k) for k in COLOURS)}</div>")  # fmt: skip
+            f"<p>In the paper's regime: </p><div class=\"counts\">{_counts(res['claims'], 'paper')}</div>"
+            f"<p>At our scale (below the paper's regime): </p><div class=\"counts\">"
+            f"{_counts(res['claims'], 'below')}</div>")  # fmt: skip
     run = [("preset", res["preset"]), ("seeds", res["seeds"]), ("device", res["device"]),
            ("machine", machine(res)), ("wall time", f"{res['wall_seconds']:.1f} s"),
            ("date", res.get("date", "")), ("commit", env.get("git_commit") or "?"),
            ("python / torch / numpy", f"{env.get('python')} / {env.get('torch')} / {env.get('numpy')}"),
            ("platform", env.get("platform", "?"))]  # fmt: skip
     parts = [head, "<h2>Claims</h2>", *(_claim_card(c) for c in res["claims"])]
+    if res.get("premises"):
+        parts.append(_premises_table(res["premises"]))
     if res.get("checks"):
         ok = sum(c["holds"] for c in res["checks"])
         rows = "".join(

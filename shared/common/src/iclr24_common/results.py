@@ -21,7 +21,24 @@ from typing import Any
 import numpy as np
 
 from .io import atomic_write_json, atomic_write_text, to_jsonable
-from .verdicts import OUTCOMES, Verdict, describe, slack_label
+from .verdicts import OUTCOMES, SOURCE_KINDS, Verdict, describe, slack_label, sources_of
+
+REGIMES = ("paper", "below")
+"""``paper``: our setting is one in which the paper states the effect; ``below``: it is not."""
+TEST_SETS = ("per-seed", "shared", "none")
+
+
+def _full_criterion(criterion: str, test: Verdict) -> str:
+    """``criterion`` with the test's rule and its margin's source(s) appended (once)."""
+    rule = test.rule()
+    if rule not in criterion:
+        criterion = f"{criterion}; {rule}" if criterion else rule
+    srcs = [p.get("source") for p in test.parts] if test.parts else [
+        test.source.to_dict() if test.source else None]  # fmt: skip
+    for src in dict.fromkeys(f"{d['kind']}: {d['text']}" for d in srcs if d):
+        if src not in criterion:
+            criterion += f" [source, {src}]"
+    return criterion
 
 
 @dataclass(kw_only=True)
@@ -31,13 +48,18 @@ class Claim:
     Built with keywords only. Its outcome comes from ``test``, a :class:`Verdict` computed by
     :func:`superiority`, :func:`non_inferiority` or :func:`threshold` (or :func:`all_of`) on
     paired per-seed values: ``verdict`` is ``holds``, ``fails`` or ``inconclusive``, never
-    typed in. ``criterion`` says what is compared; the test's rule is appended to it.
+    typed in. ``criterion`` says what is compared; the test's rule and its margin's source
+    are appended to it. What each verdict can tell about the paper (CONTRIBUTING.md, "What a
+    verdict can tell"): ``regime`` (``paper``, or ``below`` with what the paper's effect
+    ``needs``), ``test_set`` (whether the seeds share one test set, so the SE must include
+    its items), ``rests_on`` (the premises it needs) and, for a non-inferiority, the no-op
+    control in ``test`` and how far the method moved from it (``moved``).
     """
 
     id: str
     """Short name, e.g. ``lossless/digits``."""
     statement: str
-    """What the paper claims, in one sentence."""
+    """What the paper claims, in one sentence, saying what the criterion tests."""
     paper: str
     """The paper's own figure for it, with its table or figure number (or where none was found)."""
     measured: str
@@ -46,10 +68,29 @@ class Claim:
     """The test that decides the claim (see :mod:`iclr24_common.verdicts`)."""
     criterion: str = ""
     """What is compared, e.g. ``SMNN's test MSE vs the best monotone peer's``."""
+    regime: str | None = None
+    """``paper``: our setting is one in which the paper states the effect (its model size
+    class, data, steps, hardware class); ``below``: it is not (then ``needs`` says what the
+    paper's effect needs). A verdict below the regime reads "at our scale"."""
+    needs: str = ""
+    """For ``below``: what the paper's effect needs, in numbers, with the source, and ours,
+    e.g. ``60M-1.3B params, 20k steps (paper Table 2); ours 0.9M, 240 steps``."""
+    test_set: str | None = None
+    """``per-seed`` (each seed draws or splits its own test data), ``shared`` (every seed is
+    scored on one fixed test set: the test needs ``items=``) or ``none`` (not a score on test
+    items: a time, a slope, a geometry)."""
+    rests_on: tuple[str, ...] = ()
+    """Ids of the premises (:class:`Premise`) this claim needs: a premise that does not hold
+    makes the claim ``inconclusive``."""
+    moved: str = ""
+    """How far the method moved the model from the no-op control, in the method's own terms
+    (e.g. ``relative weight displacement 1.2e-5``); the test records the metric's own gap."""
     verdict: str = field(init=False)
-    """``holds``, ``fails`` or ``inconclusive`` (from ``test``)."""
+    """``holds``, ``fails`` or ``inconclusive`` (from ``test``, and the premises)."""
     holds: bool = field(init=False)
     """``verdict == "holds"``."""
+    premise: str = field(init=False, default="")
+    """Set when a premise it rests on did not hold: ``premise <id> <verdict>: <measured>``."""
 
     def __post_init__(self):
         if not isinstance(self.test, Verdict):
@@ -57,18 +98,80 @@ class Claim:
                 f"Claim {self.id!r}: test must be a Verdict from superiority / non_inferiority "
                 "/ threshold / all_of (computed from metrics)"
             )
+        if self.regime is not None and self.regime not in REGIMES:
+            raise ValueError(f"Claim {self.id!r}: regime is one of {REGIMES}, not {self.regime!r}")
+        if self.regime == "below" and not self.needs.strip():
+            raise ValueError(f"Claim {self.id!r}: a claim below the paper's regime says what the "
+                             "paper's effect needs (needs=...)")  # fmt: skip
+        if self.test_set is not None and self.test_set not in TEST_SETS:
+            raise ValueError(f"Claim {self.id!r}: test_set is one of {TEST_SETS}")
+        if isinstance(self.rests_on, str):
+            self.rests_on = (self.rests_on,)
+        self.rests_on = tuple(self.rests_on)
         self.verdict = self.test.outcome
         self.holds = self.verdict == "holds"
-        rule = self.test.rule()
-        if rule not in self.criterion:
-            self.criterion = f"{self.criterion}; {rule}" if self.criterion else rule
+        self.criterion = _full_criterion(self.criterion, self.test)
+
+    def rest_on(self, premises: dict[str, Premise]) -> None:
+        """Make the claim ``inconclusive`` where a premise it rests on does not hold."""
+        for pid in self.rests_on:
+            if pid not in premises:
+                raise ValueError(f"Claim {self.id!r} rests on an unknown premise {pid!r}")
+            p = premises[pid]
+            if p.verdict != "holds" and not self.premise:
+                self.premise = f"premise {pid} {p.verdict}: {p.measured}"
+                self.verdict, self.holds = "inconclusive", False
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "id": self.id, "statement": self.statement, "paper": self.paper,
             "measured": self.measured, "criterion": self.criterion, "verdict": self.verdict,
-            "holds": self.holds, "test": self.test.to_dict(),
+            "holds": self.holds, "test": self.test.to_dict(), "regime": self.regime,
+            "needs": self.needs, "test_set": self.test_set, "rests_on": list(self.rests_on),
+            "moved": self.moved,
         }  # fmt: skip
+        if self.premise:
+            d["premise"] = self.premise
+        return d
+
+
+@dataclass(kw_only=True)
+class Premise:
+    """A precondition the claims rest on that is not a statement of the paper: the models are
+    trained to convergence, the generated task is solvable, the oracle bounds every method,
+    the budget rule was met. Measured, so it can fail (a :class:`Verdict` decides it); a
+    premise that does not hold makes every claim that names it in ``rests_on``
+    ``inconclusive``, and it is never counted as a claim of the paper. Listed apart in
+    ``results.json`` (``premises``)."""
+
+    id: str
+    statement: str
+    measured: str
+    test: Verdict
+    criterion: str = ""
+    paper: str = ""
+    """Where the paper or its code sets this precondition (or that it does not)."""
+    verdict: str = field(init=False)
+    holds: bool = field(init=False)
+
+    def __post_init__(self):
+        if not isinstance(self.test, Verdict):
+            raise TypeError(f"Premise {self.id!r}: test must be a Verdict (computed from metrics)")
+        self.verdict = self.test.outcome
+        self.holds = self.verdict == "holds"
+        self.criterion = _full_criterion(self.criterion, self.test)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "statement": self.statement, "paper": self.paper,
+                "measured": self.measured, "criterion": self.criterion, "verdict": self.verdict,
+                "holds": self.holds, "test": self.test.to_dict()}  # fmt: skip
+
+
+def apply_premises(claims: list[Claim], premises: list[Premise]) -> None:
+    """Every claim rests on its premises: one that does not hold makes it ``inconclusive``."""
+    by_id = {p.id: p for p in premises}
+    for c in claims:
+        c.rest_on(by_id)
 
 
 @dataclass(kw_only=True)
@@ -294,34 +397,51 @@ def _fmt_num(x: float) -> str:
     return f"{x:.4g}"
 
 
+def below(c: dict) -> bool:
+    """Whether a claim was measured below the paper's regime (its verdict reads "at our
+    scale")."""
+    return c.get("regime") == "below"
+
+
 def verdict_word(c: dict) -> str:
-    """A claim's verdict as a table cell: ``holds``, ``**fails**`` or ``inconclusive (why)``."""
+    """A claim's verdict as a table cell: ``holds``, ``**fails**`` or ``inconclusive (why)``;
+    below the paper's regime it reads ``... at our scale``."""
     v = c["verdict"]
-    reason = (c.get("test") or {}).get("reason", "")
-    if v == "fails":
-        return "**fails**"
-    if v == "inconclusive":
-        return f"inconclusive ({reason})" if reason else "inconclusive"
-    return v
+    reason = c.get("premise") or (c.get("test") or {}).get("reason", "")
+    word = "**fails**" if v == "fails" else v
+    if v == "inconclusive" and reason:
+        word = f"inconclusive ({reason})"
+    return f"{word} at our scale" if below(c) else word
 
 
 def test_summary(c: dict) -> str:
-    """The deciding numbers of a claim's test: ``+0.04 +/- 0.012 SE (3 seeds)`` (and the control)."""
+    """The deciding numbers of a claim's test: ``+0.04 +/- 0.012 SE (3 seeds)`` (and the
+    control, with how far the method moved from it)."""
     t = c.get("test")
     if not t:
         return ""
     s = describe(t)
     ctl = t.get("control")
     if ctl:
-        s += f"; control {ctl['name']}: {ctl['outcome']} ({ctl['estimate']:+.3g} +/- {ctl['se']:.2g})"
+        s += f"; control {ctl['name']}: {ctl['outcome']} ({_signed(ctl['estimate'])} +/- {_fmt_num(ctl['se'])})"
+        if ctl.get("moved") is not None:
+            s += f", moved {_signed(ctl['moved'])} +/- {_fmt_num(ctl.get('moved_se'))} from it"
+    if c.get("moved"):
+        s += f" ({c['moved']})"
     return s
 
 
-def count_verdicts(claims: list[dict]) -> dict[str, int]:
-    """``{"holds": h, "fails": f, "inconclusive": i}`` over a results file's claims."""
+def _signed(x: Any) -> str:
+    return "n/a" if x is None or not np.isfinite(x) else f"{x:+.3g}"
+
+
+def count_verdicts(claims: list[dict], regime: str | None = None) -> dict[str, int]:
+    """``{"holds": h, "fails": f, "inconclusive": i}`` over a results file's claims (those of
+    one ``regime`` when given: ``paper`` or ``below``)."""
     out = dict.fromkeys(OUTCOMES, 0)
     for c in claims:
-        out[c["verdict"]] += 1
+        if regime is None or (c.get("regime") or "paper") == regime:
+            out[c["verdict"]] += 1
     return out
 
 
@@ -329,13 +449,29 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def regime_cell(c: dict) -> str:
+    """``paper``, or ``below: <what the paper's effect needs>``."""
+    return f"below: {c.get('needs', '')}" if below(c) else (c.get("regime") or "?")
+
+
 def claims_rows(claims: list[dict]) -> list[str]:
     """The claims as Markdown table rows (header included)."""
-    rows = ["| claim | verdict | measured | paired test (2 SE) | criterion | paper |",
-            "|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| claim | verdict | measured | paired test (2 SE) | criterion | paper | regime |",
+            "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in claims:
         rows.append(f"| {c['id']} | {verdict_word(c)} | {_cell(c['measured'])} | "
-                    f"{_cell(test_summary(c))} | {_cell(c['criterion'])} | {_cell(c['paper'])} |")  # fmt: skip
+                    f"{_cell(test_summary(c))} | {_cell(c['criterion'])} | {_cell(c['paper'])} | "
+                    f"{_cell(regime_cell(c))} |")  # fmt: skip
+    return rows
+
+
+def premises_rows(premises: list[dict]) -> list[str]:
+    """The premises as Markdown table rows: what the claims rest on, and whether it held."""
+    rows = ["| premise | verdict | measured | test (2 SE) | criterion |", "|---|---|---|---|---|"]
+    for p in premises:
+        word = "**fails**" if p["verdict"] == "fails" else p["verdict"]
+        rows.append(f"| {p['id']} | {word} | {_cell(p['measured'])} | "
+                    f"{_cell(describe(p['test']))} | {_cell(p['criterion'])} |")  # fmt: skip
     return rows
 
 
@@ -352,15 +488,24 @@ def checks_rows(checks: list[dict]) -> list[str]:
     return rows
 
 
-def counts_line(claims: list[dict]) -> str:
-    n = count_verdicts(claims)
+def counts_line(claims: list[dict], regime: str | None = None) -> str:
+    n = count_verdicts(claims, regime)
     return (f"{n['holds']} hold, {n['fails']} fail, {n['inconclusive']} inconclusive "
-            f"(of {len(claims)})")  # fmt: skip
+            f"(of {sum(n.values())})")  # fmt: skip
+
+
+def regime_lines(claims: list[dict]) -> list[str]:
+    """The two lines a package's results open with: the verdicts in the paper's regime, and
+    those at our scale (below it: not failures of the paper)."""
+    return [f"**In the paper's regime: {counts_line(claims, 'paper')}.**",
+            f"**At our scale (below the paper's regime; not a verdict on the paper): "
+            f"{counts_line(claims, 'below')}.**"]  # fmt: skip
 
 
 def results_markdown(results: dict[str, Any]) -> str:
-    """The results as a Markdown page: header, claims, checks and metrics tables."""
+    """The results as a Markdown page: header, claims, premises, checks and metrics tables."""
     claims, checks = results["claims"], results.get("checks", [])
+    premises = results.get("premises", [])
     lines = [
         f"# {results['package']} {results.get('version', '')}: {results['paper']['title']}",
         "",
@@ -368,10 +513,16 @@ def results_markdown(results: dict[str, Any]) -> str:
         f"{results.get('threads', '?')} threads, wall time {results['wall_seconds']:.1f} s, "
         f"{results.get('date', '')}",
         "",
+        *(f"{ln}  " for ln in regime_lines(claims)),
+        "",
         f"## Claims ({counts_line(claims)})",
         "",
         *claims_rows(claims),
     ]
+    if premises:
+        ok = sum(p["holds"] for p in premises)
+        lines += ["", f"## Premises ({ok} of {len(premises)} hold; not claims of the paper)", "",
+                  *premises_rows(premises)]  # fmt: skip
     if checks:
         ok = sum(c["holds"] for c in checks)
         lines += ["", f"## Checks ({ok} of {len(checks)} pass)", "", *checks_rows(checks)]
@@ -382,20 +533,24 @@ def results_markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def claims_table(claims: list[Claim] | list[Check] | list[dict], title: str = "claim") -> str:
-    """A plain-text table of claims (or checks) for the terminal."""
-    rows = [c.to_dict() if isinstance(c, Claim | Check) else c for c in claims]
+def claims_table(claims: list[Claim] | list[Check] | list[Premise] | list[dict],
+                 title: str = "claim") -> str:  # fmt: skip
+    """A plain-text table of claims (or checks, or premises) for the terminal."""
+    rows = [c.to_dict() if isinstance(c, Claim | Check | Premise) else c for c in claims]
     if not rows:
         return f"(no {title}s)"
     w = max(len(r["id"]) for r in rows + [{"id": title}])
     out = [
-        f"{title:<{w}}  {'verdict' if title == 'claim' else 'passes':<12}  measured  [criterion]"
+        f"{title:<{w}}  {'passes' if title == 'check' else 'verdict':<12}  measured  [criterion]"
     ]
     for r in rows:
         word = r.get("verdict") or ("yes" if r["holds"] else "NO")
         word = word.upper() if word == "fails" else word
+        if below(r):
+            word += " (at our scale)"
         test = f" ({test_summary(r)})" if r.get("test") else ""
-        out.append(f"{r['id']:<{w}}  {word:<12}  {r['measured']}{test}  [{r['criterion']}]")
+        why = f" {{{r['premise']}}}" if r.get("premise") else ""
+        out.append(f"{r['id']:<{w}}  {word:<12}  {r['measured']}{test}{why}  [{r['criterion']}]")
     return "\n".join(out)
 
 
@@ -412,17 +567,23 @@ def write_results(
     metrics: Metrics | dict[str, Any],
     claims: list[Claim],
     checks: list[Check] = (),
+    premises: list[Premise] = (),
     config: dict[str, Any] | None = None,
     threads: int | None = None,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write ``results.json`` and ``results.md`` atomically into ``out_dir``; return the dict."""
+    """Write ``results.json`` and ``results.md`` atomically into ``out_dir``; return the dict.
+    Claims first rest on their premises (:func:`apply_premises`)."""
     for c in claims:
         if not isinstance(c, Claim):
             raise TypeError(f"{getattr(c, 'id', c)!r} is not a Claim: checks go in checks")
     for c in checks:
         if not isinstance(c, Check):
             raise TypeError(f"{getattr(c, 'id', c)!r} is not a Check: claims go in claims")
+    for p in premises:
+        if not isinstance(p, Premise):
+            raise TypeError(f"{getattr(p, 'id', p)!r} is not a Premise")
+    apply_premises(list(claims), list(premises))
     summary = metrics.summary() if isinstance(metrics, Metrics) else metrics
     results: dict[str, Any] = {
         "package": package,
@@ -438,7 +599,9 @@ def write_results(
         "config": config or {},
         "metrics": summary,
         "claims": [c.to_dict() for c in claims],
+        "premises": [p.to_dict() for p in premises],
         "checks": [c.to_dict() for c in checks],
+        "verdicts_version": VERDICTS_VERSION if _declares_v4(claims) else 3,
     }
     if extra:
         results.update({k: v for k, v in extra.items() if k not in results})
@@ -450,6 +613,15 @@ def write_results(
     atomic_write_json(out / "results.json", results)
     atomic_write_text(out / "results.md", results_markdown(results))
     return results
+
+
+VERDICTS_VERSION = 4
+"""The claims layer a results file keeps: 4 adds regime, sources, premises, no-op controls
+and test-set noise (CONTRIBUTING.md, "What a verdict can tell")."""
+
+
+def _declares_v4(claims) -> bool:
+    return any(c.regime is not None for c in claims)
 
 
 REQUIRED_KEYS = (
@@ -470,15 +642,70 @@ REQUIRED_KEYS = (
 CLAIM_KEYS = ("id", "statement", "paper", "measured", "criterion", "verdict", "holds", "test")
 CHECK_KEYS = ("id", "statement", "measured", "criterion", "holds", "why")
 TEST_KEYS = ("kind", "estimate", "se", "n", "margin")
+V4_CLAIM_KEYS = ("regime", "needs", "test_set", "rests_on")
 # a criterion that compares with nothing but an inequality: "mean >= 0", "a <= b" (no margin, no SE)
 BARE_CRITERION = re.compile(r"(>=\s*0(\.0*)?\b|<=)")
 
 
-def contract_problems(res: dict[str, Any]) -> list[str]:
+def _source_problems(what: str, test: dict[str, Any]) -> list[str]:
+    out = []
+    for src in sources_of(test):
+        if not isinstance(src, dict) or src.get("kind") not in SOURCE_KINDS or not str(
+                src.get("text", "")).strip():  # fmt: skip
+            out.append(f"{what}: a margin, tolerance or threshold without a source "
+                       "(Source.paper / .derived / .ours)")  # fmt: skip
+            break
+    return out
+
+
+def _v4_problems(res: dict[str, Any]) -> list[str]:
+    """The rules of "What a verdict can tell": regime (and needs below it), a source for every
+    criterion, premises that exist and decide, a no-op control on every non-inferiority, and
+    item-level SE on a shared test set."""
+    problems = []
+    premises = {p.get("id"): p for p in res.get("premises", [])}
+    for p in res.get("premises", []):
+        if not isinstance(p.get("test"), dict) or p.get("verdict") not in OUTCOMES:
+            problems.append(f"premise {p.get('id')!r}: no test or verdict")
+        else:
+            problems += _source_problems(f"premise {p.get('id')!r}", p["test"])
+    for c in res.get("claims", []):
+        cid, t = c.get("id"), c.get("test") if isinstance(c.get("test"), dict) else {}
+        missing = [k for k in V4_CLAIM_KEYS if k not in c]
+        if missing:
+            problems.append(f"claim {cid!r}: missing {missing}")
+            continue
+        if c["regime"] not in REGIMES:
+            problems.append(f"claim {cid!r}: regime {c['regime']!r} (paper or below)")
+        elif c["regime"] == "below" and not str(c["needs"]).strip():
+            problems.append(f"claim {cid!r}: below the paper's regime without what it needs")
+        problems += _source_problems(f"claim {cid!r}", t)
+        for part in t.get("parts") or [t]:
+            if part.get("kind") == "non-inferiority" and not part.get("control"):
+                problems.append(f"claim {cid!r}: a non-inferiority without a no-op control")
+                break
+        if c["test_set"] not in TEST_SETS:
+            problems.append(f"claim {cid!r}: test_set {c['test_set']!r} (one of {TEST_SETS})")
+        elif c["test_set"] == "shared" and any(
+                p.get("se_basis") != "items" for p in t.get("parts") or [t]):  # fmt: skip
+            problems.append(f"claim {cid!r}: scored on a shared test set without item-level SE "
+                            "(items=)")  # fmt: skip
+        for pid in c["rests_on"]:
+            if pid not in premises:
+                problems.append(f"claim {cid!r}: rests on an unknown premise {pid!r}")
+            elif premises[pid].get("verdict") != "holds" and c["verdict"] != "inconclusive":
+                problems.append(f"claim {cid!r}: premise {pid!r} did not hold, yet the claim "
+                                f"{c['verdict']}")  # fmt: skip
+    return problems
+
+
+def contract_problems(res: dict[str, Any], v4: bool | None = None) -> list[str]:
     """What in a results dict breaks the contract (empty when it keeps it): every required
     key; metrics as mean/std/per_seed; every claim with a verdict from a test (paired SE on
     every comparison of >= 2 seeds, no bare ``>= 0`` / ``<=`` criterion without SE); every
-    check naming why it holds by construction; at least one claim; unique ids."""
+    check naming why it holds by construction; at least one claim; unique ids. With ``v4``
+    (default: what the file declares in ``verdicts_version``) also the rules of "What a
+    verdict can tell" (:func:`_v4_problems`)."""
     problems = [f"missing key {k!r}" for k in REQUIRED_KEYS if k not in res]
     for name, m in res.get("metrics", {}).items():
         if not {"mean", "std", "per_seed"} <= set(m):
@@ -504,9 +731,15 @@ def contract_problems(res: dict[str, Any]) -> list[str]:
             problems.append(f"check {c.get('id')!r}: missing {missing}, non-bool holds or no why")
     if not res.get("claims"):
         problems.append("no claims")
-    ids = [c.get("id") for c in res.get("claims", []) + res.get("checks", [])]
+    ids = [
+        c.get("id") for c in res.get("claims", []) + res.get("premises", []) + res.get("checks", [])
+    ]
     if len(set(ids)) != len(ids):
-        problems.append("duplicate claim/check ids")
+        problems.append("duplicate claim/premise/check ids")
+    if v4 is None:
+        v4 = res.get("verdicts_version", 3) >= VERDICTS_VERSION
+    if v4:
+        problems += _v4_problems(res)
     return problems
 
 
