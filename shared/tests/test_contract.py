@@ -35,7 +35,7 @@ SMOKE_BUDGET_S = float(os.environ.get("ICLR24_SMOKE_BUDGET_S", "60"))
 V4_PENDING = {
     "aid", "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
     "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
-    "smnn", "svd-update", "zo-stability",
+    "smnn", "svd-update",
 }  # fmt: skip
 
 
