@@ -146,6 +146,13 @@ def test_linreg_data_and_starts_follow_official_seeding():
     assert prob.score([15, 14]) == pytest.approx(float(np.sum((y - X * 15 - 14) ** 2)))
 
 
+def test_no_official_regression_start_is_the_optimum():
+    # the no-op arm (no step taken) can never find (15, 14): check no-op-never-optimal
+    for rep in range(10):
+        assert [15, 14] not in linreg_starts(rep)
+        assert LinearRegression(rep=rep).initial_solutions() == linreg_starts(rep)
+
+
 def test_tsp_instance_integer_coordinates():
     pts = tsp_instance(50, seed=3)
     assert pts.shape == (50, 2) and pts.dtype.kind == "i"

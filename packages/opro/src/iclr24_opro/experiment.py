@@ -11,7 +11,12 @@ Measurements (each a resumable unit, ``ctx.cached``):
   random search and local perturbation at the same number of evaluations (a claim);
 - ``seed<k>/tsp``: the same on TSP (a claim);
 - ``seed<k>/prompt``: prompt optimisation (``--llm`` proposes, ``--scorer`` scores), the best
-  instruction against the human-written ones on the test split (a claim).
+  instruction against the human-written ones on the test split (a claim), with the starting
+  instruction (no step) as the no-op arm and every arm's per-example scores (the item-level SE
+  where the seeds share the GSM8K / BBH test split).
+
+The regression and TSP units also score the no-op arm: the best starting solution, no step
+taken.
 """
 
 from __future__ import annotations
@@ -338,6 +343,8 @@ def versus_unit(ctx: RunContext, models: Models, problem, task: str, seed: int, 
          f"{task}/llm/completion_tokens": usage.get("completion_tokens", 0)}  # fmt: skip
     if res.evaluations_to_optimum is not None:
         v[f"{task}/llm/evaluations_to_optimum"] = res.evaluations_to_optimum
+    # the no-op arm: the best starting solution, no step taken (every optimizer starts there)
+    v[f"{task}/no_step/{value}"] = res.best_per_step[0] - floor
     curves = {"llm": _curve(res, floor)}
     # the step cap only stops a search that keeps proposing explored solutions
     budget = replace(cfg, steps=20 * res.evaluations + 10, max_evaluations=res.evaluations,
@@ -377,7 +384,7 @@ def tsp_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
                      max_samples_per_step=ctx.preset.tsp_max_samples,
                      max_new_tokens=ctx.preset.llm_max_new_tokens, seed=seed)  # fmt: skip
     v, curves = versus_unit(ctx, models, q, "tsp", seed, cfg, q.optimum, "excess_length")
-    for name in ("llm", "random", "local"):
+    for name in ("llm", "random", "local", "no_step"):
         v[f"tsp/{name}/gap"] = 100 * v[f"tsp/{name}/excess_length"] / q.optimum
     curves = {k: [(e, 100 * x / q.optimum) for e, x in c] for k, c in curves.items()}
     return v, curves
@@ -422,10 +429,14 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
     humans = {"start": INITIAL_INSTRUCTION, **HUMAN_INSTRUCTIONS}
     train_acc = {k: prob.score(ins) for k, ins in humans.items()}
     human = max(humans, key=lambda k: (train_acc[k], k == "start"))  # chosen on training data
-    test_acc = {k: prob.evaluate(ins, test) for k, ins in humans.items()}
+    # per test example, kept for the item-level SE of a test split every seed shares
+    correct = {k: [float(c) for c in prob.correct(ins, test)] for k, ins in humans.items()}
     best = res.best
-    opro_test = prob.evaluate(best.solution, test)
+    correct["opro"] = [float(c) for c in prob.correct(best.solution, test)]
+    acc = {k: float(np.mean(c)) if c else float("nan") for k, c in correct.items()}
+    test_acc, opro_test = {k: acc[k] for k in humans}, acc["opro"]
     v = {"prompt/opro/train_acc": best.value, "prompt/opro/test_acc": opro_test,
+         "prompt/opro/changed": float(best.solution != INITIAL_INSTRUCTION),
          "prompt/human/train_acc": train_acc[human], "prompt/human/test_acc": test_acc[human],
          "prompt/opro/steps": res.steps_run, "prompt/opro/instructions_scored": res.evaluations,
          "prompt/opro/parse_rate": res.parse_rate if res.samples else 0.0,
@@ -437,6 +448,8 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
             "best": best.solution, "best_human": humans[human], "filtered": dict(prob.filtered),
             "eval_results": [list(r) for r in prob.eval_results],
             "instructions": [[s.solution, s.value, s.step] for s in res.history],
+            "test_correct": {"opro": correct["opro"], "human": correct[human],
+                             "start": correct["start"]},
             "curve": [float(x) for x in res.best_per_step]}  # fmt: skip
     ctx.log.info("seed %d prompt: best %r train %.3f test %.3f; best human %r test %.3f", seed,
                  best.solution, best.value, opro_test, humans[human], test_acc[human])  # fmt: skip
@@ -492,9 +505,10 @@ def run(ctx: RunContext) -> Report:
     llm_name = models._loaded[preset.llm].name if preset.llm in models._loaded else preset.llm
     extra = {"llm": preset.llm, "llm_name": llm_name, "scorer": preset.scorer,
              "official_agreement": official, "prompt_optimisation": prompt_info}  # fmt: skip
-    return Report(
-        metrics, make_claims(metrics, preset), make_checks(metrics, preset, official), extra
-    )
+    items = {arm: {int(k.removeprefix("seed")): info["test_correct"][arm]
+                   for k, info in prompt_info.items()} for arm in ("opro", "human", "start")}  # fmt: skip
+    return Report(metrics, make_claims(metrics, preset, items),
+                  make_checks(metrics, preset, official), extra)  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)
