@@ -1,9 +1,13 @@
 """The claims and checks decide from the numbers: lossless is a non-inferiority test against
-the seeds' SE (on the saturated digits too), the baselines must be beaten by a margin and by
-more than 2 SE, the wall-clock saving is judged on the interleaved timing's per-repeat ratios
-(noise gives inconclusive),
+the seeds' and the shared test set's SE (on the saturated digits too) that its no-op arm, random
+pruning of the same passes, must not pass as well; the baselines must be beaten by a margin
+and by more than 2 SE; the wall-clock saving is judged on the interleaved timing's per-repeat
+ratios (noise gives inconclusive); every criterion has its source and every claim its regime;
 the bookkeeping is checked."""
 
+from dataclasses import replace
+
+import numpy as np
 import pytest
 from iclr24_infobatch.claims import make_checks, make_claims
 from iclr24_infobatch.experiment import PRESETS
@@ -11,24 +15,31 @@ from iclr24_infobatch.experiment import PRESETS
 from iclr24_common import Check, Metrics
 
 PRESET = PRESETS["default"]
+N_TEST = 10_000  # test samples of the fixture (one accuracy step: 0.01 point)
 
 
 def metrics_for(ds="mixture", full=(80.0, 80.2, 79.8, 80.1, 79.9), ib=None, rnd=None, hard=None,
-                saved=0.3, time_ratio=0.72):  # fmt: skip
-    """``time_ratio``: InfoBatch r = 0.5's interleaved training time over full data's (one, or
-    per repeat; 7 repeats when one value is given)."""
+                saved=0.3, time_ratio=0.72, noop=None):  # fmt: skip
+    """``time_ratio``: InfoBatch r = 0.5's interleaved training time over full data's (per
+    repeat; or one value, spread +/- 0.03 over 7 repeats); ``saved``: r = 0.5's share of passes
+    saved (spread +/- 0.004 over the seeds: equal values would be SE 0); ``noop``: random
+    pruning of r = 0.5's passes (default one point below full data)."""
     m = Metrics()
-    ratios = time_ratio if isinstance(time_ratio, list | tuple) else [time_ratio] * 7
+    ratios = time_ratio if isinstance(time_ratio, list | tuple) else [
+        time_ratio + 0.01 * (k - 3) for k in range(7)]  # fmt: skip
     ib = ib if ib is not None else full
+    lower = [a - 1.0 for a in full]
     others = {"infobatch_r0.3": full, "infobatch_r0.5": ib, "infobatch_r0.7": full,
-              "random_r0.7": rnd or [a - 1.0 for a in full], "hard_r0.7": hard or [a - 1.0 for a in full]}  # fmt: skip
+              "random_r0.5": noop or lower, "random_r0.7": rnd or lower,
+              "hard_r0.7": hard or lower}  # fmt: skip
     for s, a in enumerate(full):
         m.add(f"{ds}/full/test_acc", s, a)
         m.add(f"{ds}/full/train_seconds", s, 10.0)
         m.add(f"{ds}/full/saved_fraction", s, 0.0)
         for meth, accs in others.items():
             m.add(f"{ds}/{meth}/test_acc", s, accs[s])
-            m.add(f"{ds}/{meth}/saved_fraction", s, saved if meth == "infobatch_r0.5" else 0.42)
+            m.add(f"{ds}/{meth}/saved_fraction", s,
+                  saved + 0.002 * (s - 2) if meth.endswith("r0.5") else 0.42)  # fmt: skip
             m.add(f"{ds}/{meth}/low_fraction", s, 0.7)
             m.add(f"{ds}/{meth}/train_seconds", s, 10.0 * (0.5 + s))  # not what is judged
     for k, r in enumerate(ratios):
@@ -37,6 +48,24 @@ def metrics_for(ds="mixture", full=(80.0, 80.2, 79.8, 80.1, 79.9), ib=None, rnd=
         m.add(f"{ds}/interleaved/time_ratio", k, r)
         m.add(f"{ds}/interleaved/saved_fraction", k, saved)
     return m
+
+
+def records_for(m: Metrics) -> dict:
+    """Per-sample test scores matching every accuracy: a run at a % answers the first
+    round(a x N_TEST / 100) test samples right (so two runs differ on the samples between)."""
+    out = {}
+    for name in m.names():
+        ds, meth, metric = name.split("/")
+        if metric == "test_acc" and meth != "interleaved":
+            for s, a in m.by_seed(name).items():
+                right = np.zeros(N_TEST, np.uint8)
+                right[: round(a * N_TEST / 100)] = 1
+                out[ds, meth, s] = {"test_correct": right}
+    return out
+
+
+def claims_of(m: Metrics, preset=PRESET) -> list:
+    return make_claims(m, preset, records_for(m))
 
 
 def claim(claims, cid):
@@ -48,7 +77,7 @@ def test_claims_are_made_on_the_unsaturated_task_only():
     for k, v in metrics_for("digits").summary().items():
         for s, x in enumerate(v["per_seed"]):
             m.add(k, s, x)
-    ids = {c.id for c in make_claims(m, PRESET)}
+    ids = {c.id for c in claims_of(m)}
     assert ids == {f"{c}/mixture" for c in
                    ("lossless", "saves-cost", "wall-clock", "beats-random", "beats-hard")} | {
                    "lossless/digits"}  # fmt: skip
@@ -66,7 +95,7 @@ def test_claims_are_made_on_the_unsaturated_task_only():
     ],
 )
 def test_lossless_is_non_inferiority_against_the_seeds_se(ib, verdict):
-    c = claim(make_claims(metrics_for(ib=ib), PRESET), "lossless/mixture")
+    c = claim(claims_of(metrics_for(ib=ib)), "lossless/mixture")
     assert c.verdict == verdict, c.measured
     assert "non-inferiority" in c.criterion and "0.5" in c.criterion
 
@@ -77,28 +106,28 @@ def test_lossless_on_the_saturated_digits_is_a_claim_that_can_fail():
                             ib=[97.0, 97.2, 96.8, 97.1, 96.9]).summary().items():  # fmt: skip
         for s, x in enumerate(v["per_seed"]):
             m.add(k, s, x)
-    c = claim(make_claims(m, PRESET), "lossless/digits")
+    c = claim(claims_of(m), "lossless/digits")
     assert c.verdict == "fails" and "saturates" in c.statement
 
 
 def test_beating_a_baseline_needs_a_margin_and_more_than_two_se():
     full = [80.0, 80.2, 79.8, 80.1, 79.9]
     noisy = [80.5, 78.6, 80.4, 79.2, 80.3]  # 0.2 lower on average, noise ~0.9
-    c = make_claims(metrics_for(rnd=noisy), PRESET)
+    c = claims_of(metrics_for(rnd=noisy))
     assert claim(c, "beats-random/mixture").verdict == "inconclusive"
     assert claim(c, "beats-hard/mixture").holds  # one point lower, consistently
-    tie = claim(make_claims(metrics_for(rnd=full), PRESET), "beats-random/mixture")
+    tie = claim(claims_of(metrics_for(rnd=full)), "beats-random/mixture")
     assert tie.verdict == "fails"  # a tie never passes
-    within_margin = claim(make_claims(metrics_for(rnd=[a - 0.05 for a in full]), PRESET),
+    within_margin = claim(claims_of(metrics_for(rnd=[a - 0.05 for a in full])),
                           "beats-random/mixture")  # fmt: skip
     assert within_margin.verdict == "fails"  # 0.05 point: below Table 1's 0.1 precision
 
 
 def test_saving_and_wall_clock_criteria():
-    c = make_claims(metrics_for(saved=0.30, time_ratio=0.72), PRESET)
+    c = claims_of(metrics_for(saved=0.30, time_ratio=0.72))
     assert claim(c, "saves-cost/mixture").verdict == "fails"  # the paper's ~40%
     assert claim(c, "wall-clock/mixture").holds  # time ratio 0.72 < 1 - 0.5 x 0.30
-    c = make_claims(metrics_for(saved=0.41, time_ratio=0.95), PRESET)
+    c = claims_of(metrics_for(saved=0.41, time_ratio=0.95))
     assert claim(c, "saves-cost/mixture").holds
     assert claim(c, "wall-clock/mixture").verdict == "fails"  # 0.95 > 1 - 0.5 x 0.41
 
@@ -106,7 +135,7 @@ def test_saving_and_wall_clock_criteria():
 def test_noisy_timings_make_the_wall_clock_claim_inconclusive():
     # mean time ratio 0.70, below the bound 1 - 0.5 x 0.30 = 0.85, but two repeats ran about
     # as slowly as full data: the per-repeat ratios' SE cannot place them below the bound
-    c = make_claims(metrics_for(saved=0.30, time_ratio=[0.3, 1.1, 0.5, 1.0, 0.6]), PRESET)
+    c = claims_of(metrics_for(saved=0.30, time_ratio=[0.3, 1.1, 0.5, 1.0, 0.6]))
     wc = claim(c, "wall-clock/mixture")
     assert wc.verdict == "inconclusive" and wc.test.n == 5, wc.measured
     assert "median 0.600" in wc.measured and "range 0.300-1.100" in wc.measured
@@ -119,8 +148,76 @@ def test_wall_clock_is_judged_on_the_interleaved_repeats_only():
         if "/interleaved/" not in name:
             for s, x in d.items():
                 m.add(name, s, x)
-    ids = {c.id for c in make_claims(m, PRESET)}
+    ids = {c.id for c in claims_of(m)}
     assert "saves-cost/mixture" in ids and "wall-clock/mixture" not in ids
+
+
+def test_lossless_is_inconclusive_when_random_pruning_of_the_same_passes_passes_too():
+    # the no-op arm as accurate as full data: the criterion cannot tell InfoBatch's choice of
+    # the skipped samples from skipping as many at random
+    ib = [80.1, 80.0, 79.9, 80.2, 79.8]
+    c = claim(claims_of(metrics_for(ib=ib, noop=[79.9, 80.3, 79.8, 80.0, 80.0])),
+              "lossless/mixture")  # fmt: skip
+    assert c.verdict == "inconclusive" and "control passes" in c.test.reason
+    assert c.test.control["outcome"] == "holds"
+    assert "saved 0.300 vs 0.300" in c.moved and "1/(1 - r) = 2" in c.moved
+    # the default no-op arm loses a point: it fails the test, InfoBatch's pass stands
+    c = claim(claims_of(metrics_for(ib=ib)), "lossless/mixture")
+    assert c.verdict == "holds" and c.test.control["outcome"] == "fails"
+    assert c.test.control["moved"] == pytest.approx(1.0)  # InfoBatch - no-op, points
+
+
+def test_no_lossless_claim_without_its_no_op_arm():
+    m = Metrics()
+    for name, d in metrics_for()._values.items():
+        if "/random_r0.5/" not in name:
+            for s, x in d.items():
+                m.add(name, s, x)
+    ids = {c.id for c in claims_of(m)}
+    assert "lossless/mixture" not in ids and "beats-random/mixture" in ids
+
+
+def test_accuracy_claims_take_the_test_samples_noise():
+    # InfoBatch 0.15 point above hard pruning on every seed (SE 0 over the seeds), but the two
+    # disagree on 115 of the 10,000 test samples (65 for InfoBatch, 50 against): gap 0.15, SE
+    # over the samples 0.107, so the gap is not past 2 SE
+    full = [80.0] * 5
+    m = metrics_for(full=full, hard=[79.85] * 5)
+    records = records_for(m)
+    for s in range(5):
+        right = records["mixture", "infobatch_r0.7", s]["test_correct"].copy()
+        right[:65], right[-50:] = 0, 1  # 8000 right -> 8000 - 65 + 50
+        records["mixture", "hard_r0.7", s] = {"test_correct": right}
+    c = claim(make_claims(m, PRESET, records), "beats-hard/mixture")
+    assert c.verdict == "inconclusive" and c.test.se_basis == "items" and c.test_set == "shared"
+    assert c.test.item_se == pytest.approx(0.107, abs=1e-3) and c.test.seed_se < 1e-9
+    # the same gap on 15 samples only: past 2 SE of the samples' noise
+    c = claim(claims_of(metrics_for(full=full, hard=[79.85] * 5)), "beats-hard/mixture")
+    assert c.verdict == "holds" and c.test.item_se == pytest.approx(0.0387, abs=1e-3)
+
+
+def test_regime_needs_and_sources():
+    cs = {c.id: c for c in claims_of(metrics_for())}
+    for c in cs.values():
+        assert c.regime == "below" and "ours an MLP" in c.needs, c.id
+        assert c.test.source is not None, c.id
+    needs = cs["lossless/mixture"].needs
+    assert "@8bbb012" in needs and "200 epochs" in needs and "20,000 generated samples" in needs
+    saving = cs["saves-cost/mixture"]
+    assert "91%" in saving.needs and "ours 0.70 below the mean" in saving.needs
+    assert saving.test.source.kind == "derived" and "0.4375" in saving.test.source.text
+    assert "at least 40%" in saving.statement and saving.test_set == "none"
+    wall = cs["wall-clock/mixture"]
+    assert wall.test.source.kind == "ours" and wall.test_set == "none" and "GPU" in wall.needs
+    for cid in ("lossless/mixture", "beats-random/mixture", "beats-hard/mixture"):
+        assert cs[cid].test.source.kind == "derived" and cs[cid].test_set == "shared"
+    # CIFAR at the official 200 epochs and width 64: the paper's regime; fewer epochs: below
+    paper = PRESETS["paper"]
+    on_cifar = claims_of(metrics_for("cifar10"), paper)
+    assert {c.regime for c in on_cifar} == {"paper"} and len(on_cifar) == 5
+    short = claims_of(metrics_for("cifar10"), replace(paper, epochs=100))
+    assert {c.regime for c in short} == {"below"}
+    assert "ours ResNet-18 of width 64 on cifar10, 100 epochs" in short[0].needs
 
 
 def _record(samples, weights, saved=0.3, predicted=0.3):
@@ -143,6 +240,12 @@ def test_checks_catch_broken_bookkeeping():
 
     ok = checks({("mixture", "infobatch_r0.5", 0): good, ("mixture", "full", 0): good})
     assert ok["annealing/mixture"] and ok["counters/mixture"]
+    assert "noop-budget/mixture" not in ok  # no r = 0.5 runs in these metrics
+    m.add("mixture/infobatch_r0.5/saved_fraction", 0, 0.27)
+    m.add("mixture/random_r0.5/saved_fraction", 0, 0.27)
+    assert checks({})["noop-budget/mixture"]
+    m.add("mixture/random_r0.5/saved_fraction", 0, 0.26)  # the no-op skipped fewer passes
+    assert not checks({})["noop-budget/mixture"]
     assert not ok["equal-budget/mixture"]  # hard pruning saved 0.02 less
     assert not checks({("mixture", "infobatch_r0.5", 0): leak})["annealing/mixture"]
     assert not checks({("mixture", "hard_r0.7", 0): off})["counters/mixture"]

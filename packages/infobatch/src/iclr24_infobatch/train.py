@@ -8,6 +8,7 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -49,13 +50,19 @@ class TrainConfig:
 
 
 @torch.no_grad()
+def correct(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1000) -> np.ndarray:
+    """Whether each sample is classified right (top-1): (N,) uint8, in eval mode. The per-item
+    scores of a test set that every seed shares."""
+    model.eval()
+    right = [(model(xb).argmax(1) == yb).cpu().numpy() for xb, yb in
+             zip(torch.split(x, batch), torch.split(y, batch))]  # fmt: skip
+    model.train()
+    return np.concatenate(right).astype(np.uint8) if right else np.zeros(0, np.uint8)
+
+
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1000) -> float:
     """Top-1 accuracy in percent."""
-    model.eval()
-    correct = sum(int((model(xb).argmax(1) == yb).sum()) for xb, yb in
-                  zip(torch.split(x, batch), torch.split(y, batch)))  # fmt: skip
-    model.train()
-    return 100.0 * correct / len(y)
+    return 100.0 * int(correct(model, x, y, batch).sum()) / len(y)
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
@@ -133,13 +140,14 @@ class Trainer:
         return seconds
 
     def result(self) -> dict:
-        """The test accuracy, the training wall time, the pass counters and per-epoch records."""
+        """The test accuracy (and whether each test sample was right, ``test_correct``), the
+        training wall time, the pass counters and per-epoch records."""
         model, pruner, split, device = self.model, self.pruner, self.split, self.device
         net = model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+        right = correct(net, split.x_test.to(device), split.y_test.to(device), self.cfg.eval_batch)
         return {
-            "test_acc": accuracy(
-                net, split.x_test.to(device), split.y_test.to(device), self.cfg.eval_batch
-            ),  # fmt: skip
+            "test_acc": 100.0 * int(right.sum()) / len(split.y_test),
+            "test_correct": right,
             "train_seconds": self.train_seconds,
             "saved_fraction": pruner.saved_fraction(),
             "predicted_saved_fraction": pruner.predicted_saved_fraction(),
