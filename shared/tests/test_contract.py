@@ -33,7 +33,7 @@ SMOKE_BUDGET_S = float(os.environ.get("ICLR24_SMOKE_BUDGET_S", "60"))
 # Packages whose claims do not yet keep "What a verdict can tell" (verdicts v4: regime, sourced
 # criteria, premises, no-op controls, item-level SE): emptied package by package this round.
 V4_PENDING = {
-    "aid", "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
+    "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
     "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
     "smnn", "svd-update",
 }  # fmt: skip
