@@ -43,7 +43,7 @@ SMOKE_CPU_GUARD_S = 300.0
 V4_PENDING = {
     "aid", "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
     "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
-    "smnn", "svd-update", "zo-stability",
+    "smnn", "svd-update",
 }  # fmt: skip
 
 

@@ -1,9 +1,10 @@
 """bAbI / sys-bAbI loader on tiny files the test writes, and one training epoch."""
 
+import numpy as np
 import pytest
 import torch
 from iclr24_aid import TPRRNN, load_babi
-from iclr24_aid.tasks import BabiTrain, babi_accuracy, train_babi
+from iclr24_aid.tasks import BabiTrain, babi_accuracy, babi_correct, babi_items, train_babi
 
 from iclr24_common import MissingDataError
 
@@ -64,3 +65,15 @@ def test_one_epoch_of_training_runs(tmp_path):
     model, history = train_babi(model, data, BabiTrain(epochs=2, batch_size=2), seed=0)
     accs, loss = babi_accuracy(model, data, "test")
     assert len(history) == 2 and set(accs) == {1, 5} and loss > 0
+    right, same_loss = babi_correct(model, data, "test")
+    assert same_loss == loss and {t: r.mean() for t, r in right.items()} == pytest.approx(accs)
+    assert babi_items(right).mean() == pytest.approx(np.mean(list(accs.values())))
+
+
+def test_item_scores_average_to_the_mean_over_tasks():
+    # 4 questions in task 1 (3 right), 2 in task 2 (0 right): mean over tasks 0.375, not the
+    # 3 / 6 of all questions pooled
+    right = {1: np.array([1, 1, 1, 0], np.uint8), 2: np.array([0, 0], np.uint8)}
+    items = babi_items(right)
+    assert items.shape == (6,) and items.mean() == pytest.approx(0.375)
+    assert items.tolist() == pytest.approx([0.75, 0.75, 0.75, 0, 0, 0])  # 6 / (2 x 4) each

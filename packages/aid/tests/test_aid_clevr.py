@@ -104,7 +104,10 @@ def test_model_shapes_attention_maps_and_training_loop():
             assert maps == []
         model, hist = train_clevr(model, data, ClevrTrain(epochs=2, batch_size=8, lr=1e-3), 0)
         assert hist["epoch"] == [1, 2] and set(clevr_accuracy(model, data["val"])) == set(KINDS)
-        assert set(best_on_validation(hist)) == set(KINDS)
+        best, right = best_on_validation(hist), best_on_validation(hist, "test_correct")
+        assert set(best) == set(KINDS)  # the test questions' scores at the same epochs:
+        assert {k: float(r.mean()) for k, r in right.items()} == pytest.approx(best)
+        assert all(len(r) == 10 * len(data["test"]) for r in right.values())
 
 
 def test_best_on_validation_uses_validation_not_test():

@@ -8,6 +8,7 @@ import torch
 from iclr24_aid import LinearTransformerLM, causal_linear_attention, quadratic_linear_attention
 from iclr24_aid.corpus import batchify, pydoc_corpus, wt103_paths
 from iclr24_aid.linear_transformer import dpfp, feature_map
+from iclr24_aid.tasks import lm_nll, lm_segment_nll
 
 from iclr24_common import MissingDataError
 
@@ -70,6 +71,26 @@ def test_adaptive_softmax_nll_and_tied_softmax():
     torch.testing.assert_close(
         tied.nll(x, y), torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
     )
+    for m in (model, tied):  # per token: (B, T), averaging to the mean NLL
+        per_token = m.token_nll(x, y)
+        assert per_token.shape == y.shape and bool((per_token > 0).all())
+        torch.testing.assert_close(per_token.mean(), m.nll(x, y))
+
+
+def test_segment_scores_average_to_the_test_nll():
+    # 16 streams of 20 tokens, segments of 6: 19 targets a stream -> 6, 6, 6, 1 per segment
+    torch.manual_seed(0)
+    ids = torch.randint(0, 30, (16 * 20 + 3,))
+    model = LinearTransformerLM(30, "aid", n_layer=1, d_model=16, n_head=2, d_head=8,
+                                d_inner=16, aid_every=1).eval()  # fmt: skip
+    mean, items = lm_segment_nll(model, ids, tgt_len=6)
+    assert items.shape == (16 * 4,) and math.isclose(items.mean(), mean, rel_tol=1e-9)
+    data = batchify(ids, 16)  # the old reading: each segment's mean NLL x its tokens
+    with torch.no_grad():
+        total = sum(float(model.nll(data[:, i : min(i + 6, 19)], data[:, i + 1 : min(i + 7, 20)]))
+                    * 16 * (min(i + 6, 19) - i) for i in range(0, 19, 6))  # fmt: skip
+    assert math.isclose(mean, total / (16 * 19), rel_tol=1e-5)
+    assert lm_nll(model, ids, tgt_len=6) == mean
 
 
 def test_pydoc_corpus_and_batchify():

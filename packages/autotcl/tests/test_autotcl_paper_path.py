@@ -115,8 +115,14 @@ def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
     }
     res = run_paper_preset(app, tmp_path / "data", tmp_path / "run", sets=sizes)
     ids = {c["id"] for c in res["claims"]}
-    forecasting = {"forecast/vs-ts2vec", "forecast/vs-random-mask", "forecast/vs-raw-lag"}
+    forecasting = {"forecast/vs-ts2vec", "forecast/vs-random-mask"}
     assert ids == forecasting | {f"classify/{name}-vs-ts2vec" for name in UEA30}
+    assert {p["id"] for p in res["premises"]} == {"forecast/vs-raw-lag"}  # no oracle for ETTh1
+    # every seed scores ETTh1's test split and each UEA test set: the SE includes the items
+    assert all(
+        c["test_set"] == "shared" and c["test"]["se_basis"] == "items" for c in res["claims"]
+    )
+    assert all(c["regime"] == "below" for c in res["claims"])  # the widths are cut here
     assert all(c["test"]["n"] == 1 for c in res["claims"])  # one seed: each claim computed
     metrics = res["metrics"]
     assert metrics["autotcl/iters"]["per_seed"] == [1.0]  # 33 windows of 257, batch 32

@@ -3,7 +3,14 @@ the SVM classification protocol (C chosen on the training set only)."""
 
 import numpy as np
 from iclr24_autotcl import eval_forecasting, fit_ridge, make_ett_like, pred_samples
-from iclr24_autotcl.protocols import ALPHAS, SVM_C, eval_classification, fit_svm, ridge_path
+from iclr24_autotcl.protocols import (
+    ALPHAS,
+    SVM_C,
+    block_items,
+    eval_classification,
+    fit_svm,
+    ridge_path,
+)
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import cross_val_score
 from sklearn.svm import SVC
@@ -68,3 +75,31 @@ def test_svm_small_training_set_uses_hard_margin():
     X, y = blobs(30, 0)  # < 50 examples: no grid search, C = inf as in TS2Vec's fit_svm
     assert fit_svm(X, y).C == np.inf
     assert eval_classification(X, y, *blobs(30, 1))["svm_c_index"] == len(SVM_C) - 1
+
+
+# ----------------------------------------------------------------------------- test items
+def test_block_items_average_to_the_mse_of_each_horizon_and_of_their_mean():
+    task = make_ett_like(1200, seed=0, horizons=(24, 48))
+    feats = np.random.default_rng(0).standard_normal((1, 1200, 12))
+    res = eval_forecasting(feats, task, drop=10, items=True)
+    n_test = task.test.stop - task.test.start
+    for H in (24, 48):  # one block per day of forecast origins, as many for every horizon
+        assert len(res[f"mse_items_h{H}"]) == -(-(n_test - 24) // 24)  # the shortest H's
+        np.testing.assert_allclose(res[f"mse_items_h{H}"].mean(), res[f"mse_h{H}"], rtol=1e-12)
+    np.testing.assert_allclose(res["mse_items"].mean(), res["mse"], rtol=1e-12)
+    assert "mse_items" not in eval_forecasting(feats, task, drop=10)
+
+
+def test_block_items_sum_each_block_of_origins():
+    e = {2: np.arange(5.0), 3: np.ones(4)}  # 5 and 4 origins, blocks of 2 -> 3 blocks each
+    items = block_items(e, block=2)
+    np.testing.assert_allclose(items[2], np.array([0 + 1, 2 + 3, 4]) * 3 / 5)
+    np.testing.assert_allclose(items[3], np.array([2, 2, 0]) * 3 / 4)
+
+
+def test_classification_items_are_each_test_examples_correctness():
+    X, y = blobs(90, 0)
+    Xt, yt = blobs(60, 1)
+    res = eval_classification(X, y, Xt, yt)
+    assert res["acc_items"].shape == (60,) and set(np.unique(res["acc_items"])) <= {0.0, 1.0}
+    assert res["acc_items"].mean() == res["acc"]

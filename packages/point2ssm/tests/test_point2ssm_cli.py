@@ -118,5 +118,11 @@ def test_paper_preset_runs_on_a_mesh_folder(tmp_path, monkeypatch):
     )
     ids = {c["id"] for c in res["claims"]}
     assert ids == {"cd", "p2s", "compactness", "generalization", "specificity", "robust-sparse",
-                   "robust-train-size", "converged"}  # fmt: skip
+                   "robust-train-size"}  # fmt: skip
+    premises = {p["id"] for p in res["premises"]}  # one per training: condition and method
+    assert {
+        "converged/clean/point2ssm",
+        "converged/sparse/cpae",
+        "converged/train4/point2ssm",
+    } <= premises
     assert "train4/point2ssm/cd" in res["metrics"] and "points16/dg-ae/cd" in res["metrics"]

@@ -8,7 +8,8 @@ the LLaMA, the warm-start fork, the evaluation and rank-0-only writing of result
 
 Tolerance: every loss within 1e-5 nats of the single process's (measured: <= 3e-7; the
 gradients differ only by the order of a float sum, half-batch means averaged by all-reduce
-against one full-batch mean), every other metric (effective ranks, merges, steps, zeroed
+against one full-batch mean), the relative weight displacement from the warm start within
+1e-6 of it (measured: 2e-10, the same float-order noise), every other metric (effective ranks, merges, steps, zeroed
 fractions, parameter counts) equal. LoRA dropout is set to 0 (``--set dropout=0``): with
 dropout, each rank draws its masks for its own rows, a different but equally valid stream.
 """
@@ -49,5 +50,7 @@ def test_torchrun_two_ranks_equal_one_process(tmp_path):
         a, b = two[key]["per_seed"], one[key]["per_seed"]
         if "loss" in key:
             assert a == pytest.approx(b, abs=1e-5), key
+        elif key.endswith("rel_update"):  # weights: the same float-order noise as the losses
+            assert a == pytest.approx(b, rel=1e-6), key
         else:
             assert a == b, key

@@ -23,6 +23,8 @@ class ToyLM(nn.Module):
 
     def forward(self, input_ids, labels=None):
         logits = self.head(self.embed(input_ids) + self.mlp(self.embed(input_ids)))
+        if labels is None:
+            return SimpleNamespace(loss=None, logits=logits)
         loss = nn.functional.cross_entropy(
             logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1)
         )
@@ -121,3 +123,21 @@ def test_update_ranks_are_measured_from_the_warm_start():
     ranks = relora.update_ranks()
     assert set(ranks) == {"mlp.0", "mlp.2"} and max(ranks.values()) > CONFIG.r
     assert not torch.equal(full.model.get_submodule("mlp.0").weight, full.w_start["mlp.0"])
+
+
+def test_per_sequence_losses_average_to_the_evaluation_loss_and_the_update_is_measured():
+    trainer = fresh()
+    evals = [batches(100 + i) for i in range(2)]
+    trainer.train(until=CONFIG.warm_start_steps)
+    assert trainer.relative_update() != trainer.relative_update()  # nan: no warm start yet
+    trainer.train()
+    per_seq = trainer.evaluate_items(evals)
+    assert len(per_seq) == 16 and len(set(per_seq)) > 1
+    assert sum(per_seq) / 16 == pytest.approx(trainer.evaluate(evals), rel=1e-6)
+    moved = trainer.relative_update()
+    assert 0 < moved < 10
+    # the same number by hand: the merged weights against the warm start's, all together
+    num = sum(float((m.merged_weight().detach() - trainer.w_start[n]).pow(2).sum())
+              for n, m in trainer.model.named_modules() if isinstance(m, ReLoRALinear))  # fmt: skip
+    den = sum(float(w.pow(2).sum()) for w in trainer.w_start.values())
+    assert moved == pytest.approx((num / den) ** 0.5, rel=1e-6)

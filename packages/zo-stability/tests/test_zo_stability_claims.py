@@ -1,22 +1,27 @@
 """The claims' and bound checks' criteria on small hand-made inputs (fast): an overflowing
 bound is vacuous, a diverged run is never counted as a win (inconclusive), a 10 % ordering
-margin is required; the equal-training-loss reading, the slope in n and the paper's orders."""
+margin is required; the equal-training-loss reading, the slope in n and the paper's orders;
+the premises (a failing one makes its claims inconclusive) and every criterion's source."""
 
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 from iclr24_zo_stability.bounds import paper_order_T
 from iclr24_zo_stability.claims import (
     bound_checks,
+    divergence_premises,
     equal_loss,
-    equal_loss_claim,
+    equal_loss_premises,
     n_slope,
     ordering_claims,
+    per_query_premise,
     rate_claims,
 )
 from iclr24_zo_stability.experiment import diverged_runs
 
 from iclr24_common import Metrics
+from iclr24_common.results import apply_premises
 
 SEEDS = range(6)
 
@@ -39,14 +44,14 @@ def test_a_bound_that_overflows_is_vacuous_and_a_tight_one_is_labelled():
     assert check.holds and check.label == "vacuous"
 
 
-def _ordering(coord, gauss2, gauss1):
+def _ordering(coord, gauss2, gauss1, equal_loss_ids=()):
     m = Metrics()
     for s in SEEDS:
         for k, v in (("coord", coord), ("gauss2", gauss2), ("gauss1", gauss1)):
             m.add(f"p/sgd/{k}/delta_T", s, v[s])
     preset = SimpleNamespace(estimators=("coord", "gauss2", "gauss1"), algorithms=("sgd",), mu=1e-3,
                              problems=("p",), seeds=tuple(SEEDS))  # fmt: skip
-    return {c.id: c for c in ordering_claims(m, preset)}
+    return {c.id: c for c in ordering_claims(m, preset, equal_loss_ids)}
 
 
 def test_ordering_needs_the_margin_and_never_counts_a_diverged_run_as_a_win():
@@ -94,8 +99,90 @@ def test_equal_loss_reads_each_estimator_where_it_first_reaches_the_worst_final_
     assert eq["p/sgd/gauss2"]["step"].tolist() == [5.0] * P
     assert np.allclose(eq["p/sgd/coord"]["gen_gap"], 0.1)
     assert eq["p/sgd/gauss2"]["evals"].tolist() == [10.0] * P
-    (claim,) = equal_loss_claim(results, preset)
-    assert claim.verdict == "holds" and "gauss1 diverged in 4 of 4" in claim.measured
+    (premise,) = equal_loss_premises(results, preset)
+    assert premise.id == "equal-loss/p" and premise.verdict == "holds"
+    assert "gauss1 diverged in 4 of 4" in premise.measured
+    # the 2-point run as stable as the coordinate one at equal loss: the premise does not hold
+    results[("p", "sgd", "gauss2")]["delta"] = 0.4 * delta_c * (1 + 0.01 * np.arange(P))[:, None]
+    (premise,) = equal_loss_premises(results, preset)
+    assert premise.verdict != "holds"
+    # no common progress (the worst run ends above its start): no premise at all
+    results[("p", "sgd", "gauss2")]["train"] = np.tile(1.0 + 0.05 * steps, (P, 1))
+    assert equal_loss_premises(results, preset) == []
+
+
+def _grid(diverged_coord=0, diverged_one=0, P=4):
+    """Per-seed diverged indicators of an SGD coordinate, 2-point and 1-point cell."""
+    ind = lambda k: np.array([1.0] * k + [0.0] * (P - k))  # noqa: E731
+    cell = lambda k: {"per_seed": {"diverged": ind(k)}}  # noqa: E731
+    results = {("p", "sgd", "coord"): cell(diverged_coord), ("p", "sgd", "gauss2"): cell(0),
+               ("p", "sgd", "gauss1"): cell(diverged_one)}  # fmt: skip
+    return results, SimpleNamespace(seeds=tuple(range(P)), blowup=10.0, mu=1e-3, n=200)
+
+
+def test_divergence_premises_are_exact_counts_and_one_diverged_pair_fails_them():
+    results, preset = _grid()
+    ps = {p.id: p for p in divergence_premises(results, preset)}
+    assert ps["no-divergence"].verdict == "holds" and ps["one-point-finite"].verdict == "holds"
+    results, preset = _grid(diverged_coord=1, diverged_one=4)
+    sweep = {("p", "coord", 50): {"delta_T": np.array([np.inf, 1.0, 1.0, 1.0]), "n": 50}}
+    ps = {p.id: p for p in divergence_premises(results, preset, sweep)}
+    assert ps["no-divergence"].verdict == "fails"
+    assert ps["no-divergence"].measured.startswith("2 of 12 coupled pairs")  # grid + n-sweep
+    assert ps["one-point-finite"].verdict == "fails" and "4 of 4" in ps["one-point-finite"].measured
+
+
+def test_a_failing_premise_makes_the_claims_that_rest_on_it_inconclusive():
+    coord = [0.010, 0.011, 0.009, 0.010, 0.012, 0.008]
+    gauss2 = [3 * x for x in coord]
+    sgd = _ordering(coord, gauss2, gauss2, equal_loss_ids={"equal-loss/p"})["ordering/sgd/p"]
+    assert sgd.rests_on == ("no-divergence", "equal-loss/p")  # the SGD ordering needs both
+    claims = _ordering(coord, gauss2, [2 * x for x in gauss2])
+    assert claims["ordering-1pt/sgd"].verdict == "holds"  # its own test passes ...
+    results, preset = _grid(diverged_one=2, P=6)
+    premises = divergence_premises(results, preset)
+    apply_premises(list(claims.values()), premises)
+    one = claims["ordering-1pt/sgd"]  # ... but its 1-point runs diverged: not a verdict
+    assert one.verdict == "inconclusive" and one.premise.startswith("premise one-point-finite")
+    assert claims["ordering/sgd/p"].verdict == "holds"  # its premise no-divergence holds
+    with pytest.raises(ValueError, match="unknown premise 'equal-loss/p'"):
+        apply_premises([sgd], premises)  # a premise that was not measured is not assumed
+
+
+def test_every_criterion_has_a_source_and_the_slope_threshold_is_derived():
+    coord = [0.010, 0.011, 0.009, 0.010, 0.012, 0.008]
+    claims = _ordering(coord, [3 * x for x in coord], [9 * x for x in coord])
+    for c in claims.values():
+        assert c.regime == "paper" and c.test_set == "none"
+        assert all(p["source"]["kind"] == "ours" for p in c.test.parts)
+        assert "7f24870" in c.criterion
+    T, seeds = 400, 6
+    t = np.arange(T + 1, dtype=float)
+    grow = np.tile(t, (seeds, 1)) * (1 + 0.05 * np.arange(seeds))[:, None]
+    cell = {"delta": grow ** 0.7, "lrs": np.full(T, 0.1), "diverged": 0, "d": 5,
+            "constants": {"beta": 2.0}}  # fmt: skip
+    preset = SimpleNamespace(problems=("mlp-digits",), rate_estimators=("coord",), K=1, n=10,
+                             decay_after=1.0)  # fmt: skip
+    (claim,) = rate_claims({("mlp-digits", "sgd", "coord"): cell}, preset, {})
+    (src,) = [p["source"] for p in claim.test.parts]
+    # c = lr_0 x decay_after x n = 1, Gamma = 1: order 2 / 3, threshold 0.867
+    assert src["kind"] == "derived" and "threshold 0.867" in src["text"]
+    assert "beta 2, c 1, Gamma 1" in src["text"] and claim.rests_on == ("no-divergence",)
+
+
+def test_per_query_is_a_premise_no_claim_rests_on():
+    P, T = 4, 20
+    steps = np.arange(T + 1, dtype=float)
+    delta = np.tile(0.001 * steps, (P, 1)) * (1 + 0.1 * np.arange(P))[:, None]
+    cell = lambda d, q: {"delta": d, "train": np.ones((P, T + 1)), "test": np.ones((P, T + 1)),  # noqa: E731
+                         "queries_per_step": q, "diverged": 0, "T": T}  # fmt: skip
+    results = {("p", "sgd", "coord"): cell(delta, 10), ("p", "sgd", "gauss2"): cell(10 * delta, 2)}
+    (premise,) = per_query_premise(results, SimpleNamespace(problems=("p",)))
+    assert premise.id == "per-query/sgd" and premise.verdict == "holds"
+    assert "not a statement of the paper" in premise.statement
+    results[("p", "sgd", "gauss2")]["delta"] = delta / 10  # below the coordinate's at T/5
+    (premise,) = per_query_premise(results, SimpleNamespace(problems=("p",)))
+    assert premise.verdict == "fails"  # the 2-point run after T vs coordinate after T/5
 
 
 def test_the_slope_in_n_is_recovered_and_judged_against_the_papers_order():

@@ -313,20 +313,27 @@ def _tensors(split: Split, kind: str, idx: np.ndarray, device="cpu"):
 
 
 @torch.no_grad()
-def clevr_accuracy(model: SortOfClevrModel, split: Split, batch_size: int = 500) -> dict:
-    """Accuracy per question kind over every question of ``split`` (eval mode)."""
+def clevr_correct(model: SortOfClevrModel, split: Split, batch_size: int = 500) -> dict:
+    """Per question kind, whether each question of ``split`` is answered right: (images x 10,)
+    uint8, image-major (eval mode). The per-item scores of a shared test set."""
     was = model.training
     model.eval()
     out, device = {}, model_device(model)
     for kind in KINDS:
-        n, hits = len(split) * N_QUESTIONS, 0
+        n, right = len(split) * N_QUESTIONS, []
         for s in range(0, n, batch_size):
             idx = np.arange(s, min(s + batch_size, n))
             images, questions, answers = _tensors(split, kind, idx, device)
-            hits += int((model(images, questions).argmax(-1) == answers).sum())
-        out[kind] = hits / max(n, 1)
+            right.append((model(images, questions).argmax(-1) == answers).cpu().numpy())
+        out[kind] = np.concatenate(right).astype(np.uint8) if right else np.zeros(0, np.uint8)
     model.train(was)
     return out
+
+
+def clevr_accuracy(model: SortOfClevrModel, split: Split, batch_size: int = 500) -> dict:
+    """Accuracy per question kind over every question of ``split`` (eval mode)."""
+    return {k: int(c.sum()) / max(len(c), 1)
+            for k, c in clevr_correct(model, split, batch_size).items()}  # fmt: skip
 
 
 def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTrain, seed: int,
@@ -335,7 +342,8 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     binary and one of unary questions (each kind shuffled per epoch); after every epoch the
     validation and test accuracies are measured and, per kind, the test accuracy at the epoch
     best on validation is kept (official ``opt_*``). Returns the model at the epoch best on the
-    mean validation accuracy, and the history (with Adam's step count after each epoch)."""
+    mean validation accuracy, and the history (with Adam's step count and the test questions'
+    per-item scores after each epoch)."""
     rng = np.random.default_rng([seed, 21])
     device = model_device(model)  # the run's --device: the model is there, batches follow it
     opt = torch.optim.Adam(model.parameters(), lr=config.lr)
@@ -345,7 +353,7 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     if config.max_batches:
         batches = min(batches, config.max_batches)
     history = {"epoch": [], "optimizer_steps": [],
-               **{f"{s}/{k}": [] for s in ("val", "test") for k in KINDS}}  # fmt: skip
+               **{f"{s}/{k}": [] for s in ("val", "test", "test_correct") for k in KINDS}}  # fmt: skip
     best, best_state = -1.0, None
     for epoch in progress(range(1, config.epochs + 1), desc=desc, total=config.epochs):
         model.train()
@@ -358,12 +366,13 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-        val, test = clevr_accuracy(model, data["val"]), clevr_accuracy(model, data["test"])
+        val, right = clevr_accuracy(model, data["val"]), clevr_correct(model, data["test"])
         history["epoch"].append(epoch)
         history["optimizer_steps"].append(optimizer_steps(opt))  # Adam's own count, cumulative
         for kind in KINDS:
             history[f"val/{kind}"].append(val[kind])
-            history[f"test/{kind}"].append(test[kind])
+            history[f"test/{kind}"].append(int(right[kind].sum()) / max(len(right[kind]), 1))
+            history[f"test_correct/{kind}"].append(right[kind])  # per question, for items=
         if np.mean(list(val.values())) > best:
             best, best_state = float(np.mean(list(val.values()))), copy.deepcopy(model.state_dict())
     if best_state is not None:
@@ -371,11 +380,13 @@ def train_clevr(model: SortOfClevrModel, data: dict[str, Split], config: ClevrTr
     return model, history
 
 
-def best_on_validation(history: dict) -> dict:
+def best_on_validation(history: dict, key: str = "test") -> dict:
     """Per kind, the test accuracy at the epoch best on that kind's validation accuracy (the
-    official ``opt_ternary`` / ``opt_rel`` / ``opt_norel``; the first best epoch on ties)."""
+    official ``opt_ternary`` / ``opt_rel`` / ``opt_norel``; the first best epoch on ties).
+    ``key="test_correct"``: the test questions' per-item scores at that epoch instead."""
     out = {}
     for kind in KINDS:
         e = int(np.argmax(history[f"val/{kind}"]))
-        out[kind] = float(history[f"test/{kind}"][e])
+        value = history[f"{key}/{kind}"][e]
+        out[kind] = float(value) if key == "test" else value
     return out

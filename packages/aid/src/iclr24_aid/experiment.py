@@ -30,14 +30,23 @@ import torch
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option
 
 from .babi import load_babi
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .clevr import ClevrTrain, SortOfClevrModel, best_on_validation, generate, train_clevr
 from .corpus import load_wikitext103, pydoc_corpus, wt103_paths
 from .data import SAR, load_words
 from .figures import plot_attention, plot_clevr, plot_curves
 from .fwm import DECOMPOSITIONS, FWM
 from .linear_transformer import LinearTransformerLM
-from .tasks import BabiTrain, LMTrain, babi_accuracy, lm_nll, train_babi, train_lm
+from .tasks import (
+    BabiTrain,
+    LMTrain,
+    babi_correct,
+    babi_items,
+    lm_nll,
+    lm_segment_nll,
+    train_babi,
+    train_lm,
+)
 from .tprrnn import TPRRNN
 from .train import TrainConfig, accuracy, role_cosines, train
 
@@ -346,7 +355,9 @@ def clevr_data(n_train: int, n_val: int, n_test: int, seed: int):
 def measure_clevr(preset: Preset, method: str, seed: int, device: str = "cpu"):
     """Sort-of-CLEVR: train the linear Transformer (``linear``) or + AID with the official
     loop; test accuracy per question kind at the epoch best on that kind's validation accuracy
-    (official ``opt_*``), and AID's mean attention on the test images."""
+    (official ``opt_*``), the test questions' scores there (``hist["test_items"]``, unary then
+    binary then ternary: their mean is ``test_acc/mean``; every seed is scored on the same
+    generated test set) and AID's mean attention on the test images."""
     c = preset.clevr
     data = clevr_data(c.train_images, c.val_images, c.test_images, c.data_seed)
     torch.manual_seed(seed)
@@ -355,6 +366,8 @@ def measure_clevr(preset: Preset, method: str, seed: int, device: str = "cpu"):
     model, hist = train_clevr(model, data, c.train, seed, desc=f"clevr {method} s{seed}")
     seconds = time.perf_counter() - t0
     best = best_on_validation(hist)
+    hist["test_items"] = np.concatenate(
+        [v.astype(float) for v in best_on_validation(hist, "test_correct").values()])  # fmt: skip
     out = {f"test_acc/{k}": v for k, v in best.items()}
     out["test_acc/mean"] = float(np.mean(list(best.values())))
     out["train_seconds"] = seconds
@@ -372,9 +385,11 @@ def measure_clevr(preset: Preset, method: str, seed: int, device: str = "cpu"):
     return {f"clevr/{method}/{k}": float(v) for k, v in out.items()}, hist
 
 
-def measure_babi(preset: Preset, data, method: str, seed: int, device: str = "cpu") -> dict:
+def measure_babi(preset: Preset, data, method: str, seed: int, device: str = "cpu"):
     """Train TPR-RNN (``linear``: its own decomposition) or TPR-RNN + AID on every task; the
-    checkpoint best on validation; accuracy on the sys-bAbI test (renamed entities)."""
+    checkpoint best on validation; accuracy on the sys-bAbI test (renamed entities). Returns
+    the metrics and the test questions' scores (:func:`babi_items`: their mean is
+    ``sys_test_acc``; every seed is scored on the same test files)."""
     torch.manual_seed(seed)
     b = preset.babi
     model = TPRRNN(len(data.vocab), data.max_words, method, entity_size=b.entity_size,
@@ -385,8 +400,10 @@ def measure_babi(preset: Preset, data, method: str, seed: int, device: str = "cp
     t0 = time.perf_counter()
     model, _ = train_babi(model, data, train_cfg, seed, desc=f"babi {method} s{seed}")
     seconds = time.perf_counter() - t0
-    valid, _ = babi_accuracy(model, data, "valid")
-    test, _ = babi_accuracy(model, data, "test")
+    valid, _ = babi_correct(model, data, "valid")
+    right, _ = babi_correct(model, data, "test")
+    valid = {t: int(r.sum()) / max(len(r), 1) for t, r in valid.items()}
+    test = {t: int(r.sum()) / max(len(r), 1) for t, r in right.items()}
     out = {
         "valid_acc": float(np.mean(list(valid.values()))),
         "sys_test_acc": float(np.mean(list(test.values()))),
@@ -395,12 +412,14 @@ def measure_babi(preset: Preset, data, method: str, seed: int, device: str = "cp
     }
     LOG.info("babi %s seed %d: valid %.3f, sys-test %.3f, %.0f s", method, seed,
              out["valid_acc"], out["sys_test_acc"], seconds)  # fmt: skip
-    return {f"babi/{method}/{k}": v for k, v in out.items()}
+    return {f"babi/{method}/{k}": v for k, v in out.items()}, babi_items(right)
 
 
-def measure_lm(preset: Preset, corpus, method: str, seed: int, device: str = "cpu") -> dict:
+def measure_lm(preset: Preset, corpus, method: str, seed: int, device: str = "cpu"):
     """Train the linear Transformer (``linear``) or + AID; perplexities at the checkpoint best on
-    validation (segments of tgt_len, no memory)."""
+    validation (segments of tgt_len, no memory). Returns the metrics and the test segments'
+    scores (:func:`lm_segment_nll`: their mean is ``test_nll``, the log of ``test_ppl``; every
+    seed is scored on the same test text)."""
     torch.manual_seed(seed)
     lm = preset.lm
     model = LinearTransformerLM(len(corpus.vocab), method, lm.n_layer, lm.d_model, lm.n_head,
@@ -411,15 +430,17 @@ def measure_lm(preset: Preset, corpus, method: str, seed: int, device: str = "cp
     seconds = time.perf_counter() - t0
     valid = corpus.valid[: lm.train.eval_tokens] if lm.train.eval_tokens else corpus.valid
     test = corpus.test[: lm.train.eval_tokens] if lm.train.eval_tokens else corpus.test
+    test_nll, items = lm_segment_nll(model, test, lm.train.tgt_len)
     out = {
         "valid_ppl": float(np.exp(lm_nll(model, valid, lm.train.tgt_len))),
-        "test_ppl": float(np.exp(lm_nll(model, test, lm.train.tgt_len))),
+        "test_ppl": float(np.exp(test_nll)),
+        "test_nll": test_nll,
         "params": float(sum(p.numel() for p in model.parameters())),
         "train_seconds": seconds,
     }
     LOG.info("lm %s seed %d: valid ppl %.3f, test ppl %.3f, %.0f s", method, seed,
              out["valid_ppl"], out["test_ppl"], seconds)  # fmt: skip
-    return {f"lm/{method}/{k}": v for k, v in out.items()}
+    return {f"lm/{method}/{k}": v for k, v in out.items()}, items
 
 
 def run(ctx: RunContext) -> Report:
@@ -431,19 +452,25 @@ def run(ctx: RunContext) -> Report:
     if "lm" in preset.experiments and preset.lm.corpus == "wikitext-103":
         wt103_paths(ctx.data_dir)
     babi = load_babi(ctx.data_dir, preset.babi.tasks) if "sys-babi" in preset.experiments else None
-    metrics = Metrics()
+    # items: "<experiment>/<method>" -> seed -> the shared test set's per-item scores; the
+    # units return them (keys -v2 since they do), so they survive --resume
+    metrics, items = Metrics(), {}
     if babi is not None:
         for seed in ctx.seeds:
             for method in preset.methods:
-                metrics.update(seed, ctx.cached(f"babi/{method}/seed{seed}",
-                    lambda m=method, s=seed: measure_babi(preset, babi, m, s, dev)))  # fmt: skip
+                values, items.setdefault(f"babi/{method}", {})[seed] = ctx.cached(
+                    f"babi/{method}/seed{seed}-v2",
+                    lambda m=method, s=seed: measure_babi(preset, babi, m, s, dev))  # fmt: skip
+                metrics.update(seed, values)
             ctx.save_partial(metrics)
     if "lm" in preset.experiments:
         corpus = pydoc_corpus() if preset.lm.corpus == "pydoc" else load_wikitext103(ctx.data_dir)
         for seed in ctx.seeds:
             for method in preset.methods:
-                metrics.update(seed, ctx.cached(f"lm/{method}/seed{seed}",
-                    lambda m=method, s=seed: measure_lm(preset, corpus, m, s, dev)))  # fmt: skip
+                values, items.setdefault(f"lm/{method}", {})[seed] = ctx.cached(
+                    f"lm/{method}/seed{seed}-v2",
+                    lambda m=method, s=seed: measure_lm(preset, corpus, m, s, dev))  # fmt: skip
+                metrics.update(seed, values)
             ctx.save_partial(metrics)
     sar, clevr = "sar" in preset.experiments, "clevr" in preset.experiments
     for seed in ctx.seeds if sar else ():  # the split the claims rely on, on the generated data
@@ -454,12 +481,13 @@ def run(ctx: RunContext) -> Report:
         metrics.add("data/test_pairs_seen_in_training", seed, len(stored & task.train_pairs()))
         metrics.add("data/test_pair_coverage", seed, len(stored) / preset.words**2)
     # one pool for every SAR and Sort-of-CLEVR unit; the slowest (AID) units first. Keys end
-    # in -v2 since the units return the optimizer steps taken (steps_run)
+    # in -v2 since the units return the optimizer steps taken (steps_run); Sort-of-CLEVR's in
+    # -v3 since they return the test questions' scores too (test_items)
     jobs = {}
     for method in sorted(preset.methods):  # "aid" < "linear"
         for seed in ctx.seeds:
             if clevr:
-                jobs[f"clevr/{method}/seed{seed}-v2"] = partial(measure_clevr, preset, method,
+                jobs[f"clevr/{method}/seed{seed}-v3"] = partial(measure_clevr, preset, method,
                                                                 seed, dev)  # fmt: skip
             for ratio in preset.ratios if sar else ():
                 jobs[f"p{ratio:g}/{method}/seed{seed}-v2"] = partial(measure, preset, method,
@@ -467,11 +495,12 @@ def run(ctx: RunContext) -> Report:
     units = ctx.cached_parallel(jobs, desc="SAR and Sort-of-CLEVR runs")
     sar_curves, clevr_curves, maps = {}, {}, {}
     for key, (values, hist) in units.items():
-        seed = int(key.rsplit("seed", 1)[1].removesuffix("-v2"))
+        seed = int(key.rsplit("seed", 1)[1].split("-")[0])
         metrics.update(seed, values)
         group, method = key.split("/")[:2]
         if group == "clevr":
             clevr_curves.setdefault(method, []).append(hist)
+            items.setdefault(f"clevr/{method}", {})[seed] = hist["test_items"]
         else:
             sar_curves.setdefault((float(group[1:]), method), []).append(hist)
         if "attention" in hist:
@@ -488,7 +517,8 @@ def run(ctx: RunContext) -> Report:
         ctx.save_figure(plot_clevr(clevr_curves), "sort_of_clevr_curves.png")
     if maps:
         ctx.save_figure(plot_attention(maps), "attention_maps.png")
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset),
+                  premises=make_premises(metrics, preset))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)

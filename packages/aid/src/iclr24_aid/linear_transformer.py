@@ -193,3 +193,11 @@ class LinearTransformerLM(nn.Module):
         if self.adaptive is not None:
             return self.adaptive(h.flatten(0, 1), targets.flatten()).loss
         return F.cross_entropy((h @ self.embedding.weight.T).flatten(0, 1), targets.flatten())
+
+    def token_nll(self, tokens: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Negative log-likelihood (nats) of each target token: (B, T); its mean is ``nll``."""
+        h = self.hidden(tokens)
+        if self.adaptive is not None:
+            return -self.adaptive(h.flatten(0, 1), targets.flatten()).output.view(targets.shape)
+        logits = (h @ self.embedding.weight.T).flatten(0, 1)
+        return F.cross_entropy(logits, targets.flatten(), reduction="none").view(targets.shape)

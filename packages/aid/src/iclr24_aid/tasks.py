@@ -43,24 +43,39 @@ class BabiTrain:
     """Cap on batches per epoch (0: the full epoch); for smoke tests."""
 
 
-def babi_accuracy(model: TPRRNN, data: Babi, split: str, batch_size: int = 256):
-    """Accuracy per task on ``split`` and the mean validation loss, in eval mode."""
+def babi_correct(model: TPRRNN, data: Babi, split: str, batch_size: int = 256):
+    """Per task, whether each question of ``split`` is answered right ((questions,) uint8), and
+    the mean loss over every question, in eval mode."""
     was = model.training
     model.eval()
-    accs, losses, count, device = {}, 0.0, 0, model_device(model)
+    right, losses, count, device = {}, 0.0, 0, model_device(model)
     with torch.no_grad():
         for t, splits in data.tasks.items():
-            d, hits = splits[split], 0
+            d, hits = splits[split], []
             for i in range(0, len(d), batch_size):
                 story, query, target = (x[i : i + batch_size].to(device)
                                         for x in (d.story, d.query, d.answer))  # fmt: skip
                 logits = model(story, query)
-                hits += int((logits.argmax(-1) == target).sum())
+                hits.append((logits.argmax(-1) == target).cpu().numpy())
                 losses += float(nn.functional.cross_entropy(logits, target, reduction="sum"))
                 count += len(target)
-            accs[t] = hits / max(len(d), 1)
+            right[t] = np.concatenate(hits).astype(np.uint8) if hits else np.zeros(0, np.uint8)
     model.train(was)
-    return accs, losses / max(count, 1)
+    return right, losses / max(count, 1)
+
+
+def babi_accuracy(model: TPRRNN, data: Babi, split: str, batch_size: int = 256):
+    """Accuracy per task on ``split`` and the mean validation loss, in eval mode."""
+    right, loss = babi_correct(model, data, split, batch_size)
+    return {t: int(r.sum()) / max(len(r), 1) for t, r in right.items()}, loss
+
+
+def babi_items(right: dict) -> np.ndarray:
+    """Per-question scores whose mean is the mean over tasks of the per-task accuracy (the
+    sys-bAbI number): question j of task t scores ``correct_j * n / (T * n_t)`` (n questions
+    in all, n_t in task t, T tasks); every weight is 1 when the tasks hold equally many."""
+    n, T = sum(len(r) for r in right.values()), len(right)
+    return np.concatenate([r * (n / (T * max(len(r), 1))) for r in right.values()])
 
 
 def train_babi(model: TPRRNN, data: Babi, config: BabiTrain, seed: int, desc: str = ""):
@@ -125,20 +140,30 @@ class LMTrain:
     """Validate on the first this many tokens of the split (0: all)."""
 
 
-def lm_nll(model: LinearTransformerLM, ids: torch.Tensor, tgt_len: int, batch_size: int = 16):
-    """Mean NLL (nats per token) over ``ids`` cut into independent segments of ``tgt_len``."""
+def lm_segment_nll(model: LinearTransformerLM, ids: torch.Tensor, tgt_len: int,
+                   batch_size: int = 16) -> tuple[float, np.ndarray]:  # fmt: skip
+    """Mean NLL (nats per token) over ``ids`` cut into independent segments of ``tgt_len``
+    (``batch_size`` streams), and one score per segment of a stream whose mean is that NLL:
+    the segment's summed NLL x segments / tokens (segments hold tgt_len tokens, the last
+    fewer), the per-item scores of a shared test set."""
     was = model.training
     model.eval()
     data = batchify(ids, batch_size).to(model_device(model))
-    total, count = 0.0, 0
+    sums = []  # (batch_size,) summed NLL per stream, one per segment
     with torch.no_grad():
         for i in range(0, data.shape[1] - 1, tgt_len):
             x = data[:, i : min(i + tgt_len, data.shape[1] - 1)]
             y = data[:, i + 1 : i + 1 + x.shape[1]]
-            total += float(model.nll(x, y)) * y.numel()
-            count += y.numel()
+            sums.append(model.token_nll(x, y).double().sum(1).cpu().numpy())
     model.train(was)
-    return total / max(count, 1)
+    seg = np.concatenate(sums) if sums else np.zeros(0)
+    count = max((data.shape[1] - 1) * batch_size, 1)
+    return float(seg.sum() / count), seg * (len(seg) / count)
+
+
+def lm_nll(model: LinearTransformerLM, ids: torch.Tensor, tgt_len: int, batch_size: int = 16):
+    """Mean NLL (nats per token) over ``ids`` cut into independent segments of ``tgt_len``."""
+    return lm_segment_nll(model, ids, tgt_len, batch_size)[0]
 
 
 def train_lm(model: LinearTransformerLM, corpus: Corpus, config: LMTrain, seed: int, desc=""):

@@ -35,9 +35,9 @@ from iclr24_common import (
     seed_everything,
 )
 
-from .autotcl import AutoTCL, TSEncoder, encode_series
+from .autotcl import AutoTCL, TSEncoder, encode_series, split_into_windows
 from .baselines import TS2Vec, lag_features
-from .claims import CLS_METHODS, METHODS, make_checks, make_claims
+from .claims import CLS_METHODS, METHODS, make_checks, make_claims, make_premises
 from .data import (
     BUNDLED_UEA,
     TARGETS,
@@ -287,6 +287,10 @@ def train_encoder(preset: Preset, method: str, train: np.ndarray, budget: Budget
     out["param_change"] = relative_change(init, parameters(model.net.module))
     keep = model.mask_keep_rate(train) if method == "autotcl" else None
     if keep is not None:
+        # the scale the regime of the claims is read from: the encoder's size and the windows
+        # an epoch draws its batch from (AutoTCL.fit cuts the series as the official loader)
+        out["parameters"] = float(parameters(model.net.module).size)
+        out["windows"] = float(len(split_into_windows(train, model.max_train_length)))
         out["keep_ratio"] = float(keep.mean())
         # the control of mask/spikes: the same seed's augmentation network before training
         trained, model.aug = model.aug, init_aug
@@ -300,7 +304,7 @@ def raw_lag_forecast(preset: Preset, task, horizons) -> dict[str, float]:
     best, out = {}, {}
     for lags in preset.lags:
         res = eval_forecasting(lag_features(task.data, task.n_covariates, lags), task,
-                               drop=preset.sliding_padding, horizons=horizons)  # fmt: skip
+                               drop=preset.sliding_padding, horizons=horizons, items=True)  # fmt: skip
         for H in horizons:
             if H not in best or res[f"valid_score_h{H}"] < best[H][f"valid_score_h{H}"]:
                 best[H] = res | {f"lags_h{H}": float(lags)}
@@ -308,6 +312,7 @@ def raw_lag_forecast(preset: Preset, task, horizons) -> dict[str, float]:
         out.update({k: v for k, v in best[H].items() if k.endswith(f"_h{H}")})
     out["mse"] = float(np.mean([out[f"mse_h{H}"] for H in horizons]))
     out["mae"] = float(np.mean([out[f"mae_h{H}"] for H in horizons]))
+    out["mse_items"] = np.mean([out[f"mse_items_h{H}"] for H in horizons], axis=0)
     return out
 
 
@@ -331,7 +336,8 @@ def measure_method(preset: Preset, seed: int, method: str, task, keep_ratio=None
     out["train_seconds"] = time.perf_counter() - t0
     reprs = encode_series(net, task.data, causal=True, sliding_length=1,
                           sliding_padding=preset.sliding_padding)  # fmt: skip
-    out.update(eval_forecasting(reprs, task, drop=preset.sliding_padding, horizons=horizons))
+    out.update(eval_forecasting(reprs, task, drop=preset.sliding_padding, horizons=horizons,
+                                items=True))  # fmt: skip
     out["seconds"] = time.perf_counter() - t0
     return {f"{prefix}{method}/{k}": v for k, v in out.items()}
 
@@ -352,13 +358,20 @@ def measure_classification(preset: Preset, seed: int, method: str, task, keep_ra
     return {f"{task.name}/{method}/{k}": v for k, v in out.items()}
 
 
-def run_methods(ctx: RunContext, metrics: Metrics, seed: int, methods, unit: str, measure):
-    """Each method on one seed as a cached unit; the random mask gets AutoTCL's keep ratio."""
+def run_methods(ctx: RunContext, metrics: Metrics, items: dict, seed: int, methods, unit: str,
+                measure):  # fmt: skip
+    """Each method on one seed as a cached unit; the random mask gets AutoTCL's keep ratio.
+    Scalars go into ``metrics``; per-item test scores (arrays, ``*_items*``, kept in the unit so
+    that they survive ``--resume``) into ``items[name][seed]``."""
     keep = None
     for method in methods:
         ctx.log.info("%s: %s", unit, method)
         values = ctx.cached(f"{unit}-{method}", lambda m=method, k=keep: measure(m, k))
-        metrics.update(seed, values)
+        for k, v in values.items():
+            if np.ndim(v):
+                items.setdefault(k, {})[seed] = np.asarray(v, dtype=float)
+            else:
+                metrics.add(k, seed, v)
         keep = next((v for k, v in values.items() if k.endswith("autotcl/keep_ratio")), keep)
         ctx.save_partial(metrics)
 
@@ -371,25 +384,26 @@ def run(ctx: RunContext) -> Report:
     seattle = (
         load_seattle(preset.horizons, preset.seattle_hours or None) if preset.seattle else None
     )
-    metrics = Metrics()
+    metrics, items = Metrics(), {}
     for seed in ctx.seeds:
         task = load_task(preset, seed, ctx.data_dir)
         if task.oracle is not None:
             hs = [h for h in preset.horizons if h in task.horizons]
             oracle = ctx.cached(f"seed{seed}-oracle", lambda t=task, h=hs: eval_oracle(t, h))
             metrics.update(seed, {f"oracle/{k}": v for k, v in oracle.items()})
-        run_methods(ctx, metrics, seed, METHODS, f"seed{seed}",
+        run_methods(ctx, metrics, items, seed, METHODS, f"seed{seed}",
                     lambda m, k, s=seed, t=task: measure_method(preset, s, m, t, k))  # fmt: skip
         if seattle is not None:
-            run_methods(ctx, metrics, seed, METHODS, f"seattle-seed{seed}",
+            run_methods(ctx, metrics, items, seed, METHODS, f"seattle-seed{seed}",
                         lambda m, k, s=seed: measure_method(preset, s, m, seattle, k, "seattle/"))  # fmt: skip
         for cls in uea:
-            run_methods(ctx, metrics, seed, CLS_METHODS, f"{cls.name}-seed{seed}",
+            run_methods(ctx, metrics, items, seed, CLS_METHODS, f"{cls.name}-seed{seed}",
                         lambda m, k, s=seed, t=cls: measure_classification(preset, s, m, t, k))  # fmt: skip
     ctx.save_figure(plot_forecasting(metrics, preset), "forecasting.png")
     if seattle is not None:
         ctx.save_figure(plot_forecasting(metrics, preset, "seattle/"), "forecasting_seattle.png")
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset),
+                  premises=make_premises(metrics, preset, items))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)

@@ -53,23 +53,48 @@ def fit_ridge(X_train, Y_train, X_valid, Y_valid, alphas=ALPHAS):
     return path[best][0], path[best][1], alphas[best], scores[best]
 
 
-def eval_forecasting(features, task, drop: int = 200, horizons=None) -> dict[str, float]:
+# test items of a forecasting MSE on a shared test set: blocks of 24 consecutive forecast
+# origins (a day of hourly data). Adjacent origins share all but one of their targets, so single
+# origins are not independent items; a day is the series' own cycle (our choice).
+ITEM_BLOCK = 24
+
+
+def block_items(sq_err: dict[int, np.ndarray], block: int = ITEM_BLOCK) -> dict[int, np.ndarray]:
+    """Per-item scores of each horizon's MSE: the forecast origins cut into blocks of
+    ``block`` consecutive origins, each block scored by its share of the MSE, scaled so that
+    the blocks' mean is the MSE (what ``items=`` of a verdict needs). Every horizon gets the
+    same number of blocks (the longest horizon's last blocks hold fewer origins), so the
+    horizons' arrays average into the items of the mean-over-horizons MSE. ``sq_err``:
+    H -> (origins,) squared error per origin, averaged over its H steps. -> H -> (n_blocks,)"""
+    n_blocks = -(-max(len(e) for e in sq_err.values()) // block)
+    return {H: np.bincount(np.arange(len(e)) // block, weights=e, minlength=n_blocks)
+            * n_blocks / len(e) for H, e in sq_err.items()}  # fmt: skip
+
+
+def eval_forecasting(features, task, drop: int = 200, horizons=None, items: bool = False) -> dict:
     """Ridge forecasting from per-timestep ``features`` (N, T, D) of ``task``: test MSE/MAE
     per horizon and their mean over horizons. The training split skips its first ``drop``
-    steps (the sliding padding), as in the official code."""
+    steps (the sliding padding), as in the official code. ``items``: also the per-item scores
+    on the test set (:func:`block_items`, arrays): ``mse_items_h{H}`` per horizon and
+    ``mse_items`` of the mean over horizons."""
     target = task.target
-    out = {}
+    out, sq_err = {}, {}
     for H in horizons or task.horizons:
         tr = pred_samples(features[:, task.train], target[:, task.train], H, drop=drop)
         va = pred_samples(features[:, task.valid], target[:, task.valid], H)
         te = pred_samples(features[:, task.test], target[:, task.test], H)
         coef, b, alpha, score = fit_ridge(*tr, *va)
-        err = te[0] @ coef + b - te[1]
+        err = te[0] @ coef + b - te[1]  # (origins, H * K)
+        sq_err[H] = (err**2).mean(axis=1)
         out.update({f"mse_h{H}": float((err**2).mean()), f"mae_h{H}": float(np.abs(err).mean()),
                     f"alpha_h{H}": float(alpha), f"valid_score_h{H}": score})  # fmt: skip
     hs = horizons or task.horizons
     out["mse"] = float(np.mean([out[f"mse_h{H}"] for H in hs]))
     out["mae"] = float(np.mean([out[f"mae_h{H}"] for H in hs]))
+    if items:
+        per_h = block_items(sq_err)
+        out.update({f"mse_items_h{H}": v for H, v in per_h.items()})
+        out["mse_items"] = np.mean([per_h[H] for H in hs], axis=0)
     return out
 
 
@@ -112,7 +137,9 @@ def fit_svm(features, y, seed: int = 0):
 def eval_classification(train_repr, train_y, test_repr, test_y) -> dict[str, float]:
     """TS2Vec's classification protocol on instance representations (N, D): the SVM is fitted
     (C included) on the training representations only, then scored on the test set.
-    -> accuracy, and the chosen C as its position in ``SVM_C`` (9 = inf, finite for JSON)."""
+    -> accuracy, the chosen C as its position in ``SVM_C`` (9 = inf, finite for JSON) and
+    ``acc_items``, each test example's 0/1 correctness (an array: the test set's items)."""
     svm = fit_svm(train_repr, train_y)
-    acc = float((svm.predict(np.asarray(test_repr, dtype=np.float64)) == np.asarray(test_y)).mean())
-    return {"acc": acc, "svm_c_index": float(SVM_C.index(svm.C))}
+    correct = svm.predict(np.asarray(test_repr, dtype=np.float64)) == np.asarray(test_y)
+    return {"acc": float(correct.mean()), "svm_c_index": float(SVM_C.index(svm.C)),
+            "acc_items": correct.astype(float)}  # fmt: skip

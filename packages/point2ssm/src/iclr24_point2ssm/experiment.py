@@ -25,7 +25,7 @@ from iclr24_common import (
 )
 
 from .baselines import CPAE, AutoEncoder, AutoEncoderConfig, CPAEConfig, no_correspondence
-from .claims import best_baseline, make_checks, make_claims
+from .claims import best_baseline, convergence_premises, make_checks, make_claims
 from .data import (
     Perturbation,
     Population,
@@ -459,6 +459,7 @@ def run(ctx: RunContext) -> Report:
         make_claims(metrics, preset),
         make_checks(metrics, preset),
         extra={"curves": curves},
+        premises=convergence_premises(metrics, preset),
     )
 
 

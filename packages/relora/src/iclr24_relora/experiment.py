@@ -171,14 +171,18 @@ def build_model(preset: Preset, vocab: int, seed: int):
     )
 
 
-def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset, seconds: float) -> dict:
+def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset,
+              seconds: float) -> tuple[dict, list[float]]:  # fmt: skip
+    """The method's metrics, and its loss on every evaluation sequence (the items of the
+    shared test set: their mean is ``eval_loss``)."""
     ranks = list(trainer.update_ranks(preset.rank_tol).values())
+    items = trainer.evaluate_items(eval_batches)
     method = trainer.config.method
     restarts = [trainer.lrs[i] for i in range(len(trainer.lrs))
                 if method == "relora" and i > preset.warm_start
                 and (i - preset.warm_start) % preset.relora_steps == 0]  # fmt: skip
     out = {
-        "eval_loss": trainer.evaluate(eval_batches),
+        "eval_loss": float(np.mean(items)),
         "train_loss_last10": float(np.mean(trainer.losses[-10:])),
         "rank_median": float(np.median(ranks)),
         "rank_max": float(max(ranks)),
@@ -190,11 +194,15 @@ def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset, seconds: flo
         "min_reset_fraction": min(trainer.reset_fractions, default=1.0),
         "train_seconds": seconds,
     }
-    return {f"{method}/{k}": v for k, v in out.items()}
+    if method != "lora":  # ||W - W_warmstart|| / ||W_warmstart||: no warm start in pure LoRA
+        out["rel_update"] = trainer.relative_update()
+    return {f"{method}/{k}": v for k, v in out.items()}, items
 
 
-def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached) -> dict:
-    """All four methods for one seed; each method is its own resumable unit."""
+def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached):
+    """All four methods for one seed, and the warm start itself (the no-op arm: no update
+    after it); each is its own resumable unit. Returns the metrics, the training curves and
+    every arm's per-sequence evaluation losses."""
     configs = method_configs(preset.train_config(seed))
 
     def batches(step: int):
@@ -209,10 +217,19 @@ def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached
         trainer.train()
         seconds = time.perf_counter() - t0
         curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-        return summarise(trainer, eval_batches, preset, seconds), curve, warm
+        return *summarise(trainer, eval_batches, preset, seconds), curve, warm
 
-    results, curves = {}, {}
-    out, curves["full"], warm = cached(f"seed{seed}/full", full)
+    def warm_start():  # the warm-start model as it is: no update after the warm start
+        trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed), configs["full"],
+                                batches, device).restore(warm)  # fmt: skip
+        items = trainer.evaluate_items(eval_batches)
+        return {"warm_start/eval_loss": float(np.mean(items)),
+                "warm_start/steps": float(trainer.step)}, items  # fmt: skip
+
+    results, curves, items = {}, {}, {}
+    out, items["full"], curves["full"], warm = cached(f"seed{seed}/full", full)
+    results.update(out)
+    out, items["warm_start"] = cached(f"seed{seed}/warm_start", warm_start)
     results.update(out)
     for method in ("lora", "lora_warm", "relora"):
 
@@ -225,12 +242,12 @@ def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached
             trainer.train()
             seconds = time.perf_counter() - t0
             curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-            return summarise(trainer, eval_batches, preset, seconds), curve
+            return *summarise(trainer, eval_batches, preset, seconds), curve
 
-        out, curves[method] = cached(f"seed{seed}/{method}", one)
+        out, items[method], curves[method] = cached(f"seed{seed}/{method}", one)
         results.update(out)
         log.info("seed %d %s: eval loss %.4f", seed, method, out[f"{method}/eval_loss"])
-    return results, curves
+    return results, curves, items
 
 
 def run(ctx: RunContext) -> Report:
@@ -241,14 +258,17 @@ def run(ctx: RunContext) -> Report:
     eval_batches = stream.eval_batches(preset.eval_batches, preset.batch_size, preset.seq_len)
     metrics = Metrics()
     curves = None
+    items: dict[str, dict[int, list[float]]] = {}  # arm -> seed -> loss per eval sequence
     for seed in ctx.seeds:
-        values, seed_curves = measure(preset, seed, stream, eval_batches, device,
-                                      ctx.log, ctx.cached)  # fmt: skip
+        values, seed_curves, seed_items = measure(preset, seed, stream, eval_batches, device,
+                                                  ctx.log, ctx.cached)  # fmt: skip
         metrics.update(seed, values)
+        for arm, losses in seed_items.items():
+            items.setdefault(arm, {})[seed] = losses
         curves = curves or seed_curves
         ctx.save_partial(metrics)
     ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset))
 
 
 app = ExperimentApp.from_module(__name__)

@@ -294,6 +294,20 @@ class ReLoRATrainer:
                   for b in batches]  # fmt: skip
         return sum(losses) / len(losses)
 
+    @torch.no_grad()
+    def evaluate_items(self, batches: list[torch.Tensor]) -> list[float]:
+        """Mean next-token cross-entropy of every sequence of ``batches`` (nats per token),
+        dropout off: the per-item scores of a shared evaluation set. Every sequence has the
+        same length, so their mean is :meth:`evaluate`'s loss."""
+        self.model.eval()
+        out: list[float] = []
+        for b in batches:
+            b = b.to(self.device)  # (batch, seq)
+            logits = self.model(input_ids=b).logits[:, :-1].float()  # (batch, seq - 1, vocab)
+            nll = nn.functional.cross_entropy(logits.transpose(1, 2), b[:, 1:], reduction="none")
+            out += nll.mean(dim=1).tolist()  # (batch,): one loss per sequence
+        return out
+
     # ------------------------------------------------------------ state
 
     def state(self) -> dict:
@@ -360,6 +374,21 @@ class ReLoRATrainer:
             ref = self.w_start.get(name) if self.config.method != "lora" else None
             out[name] = effective_rank(w - ref if ref is not None else w, rel_tol)
         return out
+
+    @torch.no_grad()
+    def relative_update(self) -> float:
+        """How far training moved the adapted matrices from the warm start, all together:
+        ||W_now - W_warmstart||_F / ||W_warmstart||_F (nan without a warm start: pure LoRA,
+        or before the warm start ends)."""
+        if self.config.method == "lora" or not self.w_start:
+            return float("nan")
+        num = den = 0.0
+        for name, ref in self.w_start.items():
+            m = self.model.get_submodule(name)
+            w = m.merged_weight() if hasattr(m, "merged_weight") else m.weight
+            num += float((w.detach().cpu() - ref.cpu()).pow(2).sum())
+            den += float(ref.pow(2).sum())
+        return (num / den) ** 0.5
 
     def _relora_named(self):
         return [(n, m) for n, m in self.model.named_modules() if hasattr(m, "merged_weight")]

@@ -24,7 +24,7 @@ import torch
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
 from .bounds import Constants, common_step, divergence_bound, expansion, step_limit
-from .claims import equal_loss, make_checks, make_claims
+from .claims import equal_loss, make_checks, make_claims, make_premises
 from .data import Neighbours, breast_cancer, digits, make_least_squares, make_logistic
 from .figures import plot_bounds, plot_divergence
 from .problems import Problem, hessian_norms
@@ -416,9 +416,10 @@ def run(ctx: RunContext) -> Report:
                         "queries_per_run": r["queries"]}
         for key, r in results.items()
     }  # fmt: skip
-    return Report(metrics, make_claims(metrics, results, preset, sweep),
-                  make_checks(results, preset),
-                  extra={"cells": summary})  # fmt: skip
+    premises = make_premises(results, preset, sweep)
+    return Report(metrics, make_claims(metrics, results, preset, sweep, premises),
+                  make_checks(results, preset), extra={"cells": summary},
+                  premises=premises)  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)
