@@ -14,6 +14,7 @@ PYTHON ?= 3.11
 LEG_ROOT ?= $(or $(TMPDIR),/tmp)/iclr24-legs
 
 .PHONY: help setup test test-workspace test-shared lint format build wheel-check reproduce-all tables keep-results report report-check \
+        bench-smoke gpu-check \
         list legs new-package $(addprefix test-,$(LEGS)) $(addprefix test-isolated-,$(LEGS)) \
         $(addprefix reproduce-,$(PACKAGES))
 
@@ -29,6 +30,8 @@ help:
 	@echo "make keep-results SLUG=x    runs/x/default becomes packages/x/results/ (what its README reports)"
 	@echo "make tables                 every README's results table, generated from packages/*/results/"
 	@echo "make report | report-check  the results site in report/ (check: rendered in headless Chromium)"
+	@echo "make bench-smoke            every package's smoke timed alone (median of 3): docs/bench-smoke.md"
+	@echo "make gpu-check              on a CUDA machine: every smoke and paper-path miniature on the GPU"
 	@echo "make new-package SLUG=x     a new package from the template (tests and smoke pass at once)"
 	@echo "make lint | format | build  ruff (locked) | ruff fix | a wheel per member (dist/)"
 	@echo "make wheel-check            every wheel installed in its own fresh venv; runs its --help"
@@ -113,6 +116,16 @@ report: setup
 
 report-check: setup
 	$(UV) run --no-sync iclr24-report --out report --browser-check
+
+# ---------------------------------------------------------------- benchmarks
+# The smoke's 60 s budget is a speed target measured here, alone, never asserted by a test.
+bench-smoke: setup
+	$(UV) run --no-sync python tools/bench_smoke.py $(ARGS)
+
+# On a machine with an NVIDIA GPU: every smoke on CUDA against its CPU run, every paper-path
+# miniature on CUDA, and the torchrun (NCCL) tests where there are 2 GPUs: docs/gpu-check.md.
+gpu-check: setup
+	$(UV) run --no-sync python tools/gpu_check.py $(ARGS)
 
 # ---------------------------------------------------------------- scaffold, lint, wheels
 new-package:

@@ -1,35 +1,43 @@
 """The command-line contract, once for every folder under packages/.
 
 Each package's ``iclr24-<slug> reproduce`` must: print its help, turn bad input into one line
-and exit 2, stop at once with a MissingDataError when the paper preset's data is absent,
-refuse --download where it has nothing to fetch, run its paper preset in a test of its own,
-finish the smoke preset in under 60 s wall on
-2 cores with a complete results.json, and reuse every finished unit with --resume.
+and exit 2, stop with a MissingDataError before any work when the paper preset's data is
+absent, refuse --download where it has nothing to fetch, run its paper preset in a test of
+its own, finish the smoke preset with a complete results.json, and reuse every finished unit
+with --resume.
+
+No test here compares a wall time with a budget: what else runs on the machine would decide
+it. The smoke's speed is a benchmark (``make bench-smoke``); the tests only guard against a
+gross regression, on CPU seconds and several times the budget (``SMOKE_CPU_GUARD_S``).
 
 ``ICLR24_PACKAGES="deer smnn"`` restricts the packages (a CI leg tests the one it installed);
 by default every folder under packages/ is tested and must be installed.
-``ICLR24_SMOKE_BUDGET_S`` changes the 60 s budget (for a loaded development machine only).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from iclr24_common import ExperimentApp, load_results
+from iclr24_common import ExperimentApp, is_timing_metric, load_results
 from iclr24_common.results import VERDICTS_VERSION, contract_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL = sorted(p.name for p in (ROOT / "packages").iterdir() if (p / "pyproject.toml").exists())
 SELECTED = os.environ.get("ICLR24_PACKAGES", "").replace(",", " ").split() or ALL
-SMOKE_BUDGET_S = float(os.environ.get("ICLR24_SMOKE_BUDGET_S", "60"))
+# A gross-regression guard, not a budget: the smoke's budget is 60 s wall on 2 cores (timed
+# alone by `make bench-smoke`); its CPU seconds (all threads, this machine's load aside) may
+# not pass 5x that.
+SMOKE_CPU_GUARD_S = 300.0
 # Packages whose claims do not yet keep "What a verdict can tell" (verdicts v4: regime, sourced
 # criteria, premises, no-op controls, item-level SE): emptied package by package this round.
 V4_PENDING = {
@@ -137,13 +145,15 @@ def test_paper_preset_without_data_stops_at_once(slug, tmp_path, capsys):
         code, out, _ = run_main(app, ["reproduce", "--preset", "paper", "--print-config"], capsys)
         assert code == 0 and json.loads(out)["preset"] == "paper"
         return
-    t0 = time.perf_counter()
     code, _, err = run_main(app, ["reproduce", "--preset", "paper", "--device", "cpu",
                                   "--data-dir", str(tmp_path / "empty"),
                                   "--out", str(tmp_path / "run")], capsys)  # fmt: skip
     assert code == 2 and "missing data" in err and "how to get it" in err, err
-    assert time.perf_counter() - t0 < 30, "the paper preset must check its data first"
     assert not (tmp_path / "run" / "results.json").exists()
+    units = tmp_path / "run" / "units"
+    assert not list(units.glob("*.pkl")) if units.exists() else True, (
+        "the paper preset must check its data before any unit of work"
+    )
 
 
 def test_the_paper_path_runs_in_a_test(slug):
@@ -155,20 +165,26 @@ def test_the_paper_path_runs_in_a_test(slug):
     assert "run_paper_preset(" in path.read_text(), f"{path.name} must call run_paper_preset"
 
 
+def child_cpu_seconds() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 @pytest.fixture(scope="module")
 def smoke_run(slug, tmp_path_factory):
-    """One real smoke reproduction through the console script, timed."""
+    """One real smoke reproduction through the console script, with its CPU seconds."""
     out = tmp_path_factory.mktemp(f"smoke-{slug}")
     exe = Path(sys.executable).parent / f"iclr24-{slug}"
     assert exe.exists(), f"console script {exe} is not installed"
-    t0 = time.perf_counter()
+    cpu0 = child_cpu_seconds()
     proc = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
-    return out, time.perf_counter() - t0, proc
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    return out, child_cpu_seconds() - cpu0, proc
 
 
-def test_smoke_is_complete_and_under_budget(slug, smoke_run):
-    out, wall, proc = smoke_run
+def test_smoke_is_complete(slug, smoke_run):
+    out, cpu, proc = smoke_run
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = load_results(out)
     assert res["preset"] == "smoke" and res["package"] == f"iclr24-{slug}"
@@ -178,7 +194,7 @@ def test_smoke_is_complete_and_under_budget(slug, smoke_run):
     assert (out / "results.md").exists() and (out / "log.txt").exists()
     assert "claims: " in proc.stdout and " inconclusive (of " in proc.stdout
     assert_v4(slug, res)
-    assert wall < SMOKE_BUDGET_S, f"smoke took {wall:.1f} s wall (budget {SMOKE_BUDGET_S:.0f} s)"
+    assert cpu < SMOKE_CPU_GUARD_S, f"smoke took {cpu:.0f} CPU seconds: a gross regression"
 
 
 def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
@@ -194,6 +210,50 @@ def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
     # every number comes from a reused unit, timings included: nothing may change
     assert after["metrics"] == before["metrics"]
     assert after["claims"] == before["claims"] and after["checks"] == before["checks"]
+    assert after.get("premises") == before.get("premises")
+
+
+# Packages whose independent units do not yet go through ctx.cached_parallel (issue 52):
+# emptied package by package this round.
+RAY_PENDING = {
+    "aid", "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gadam", "gva",
+    "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
+    "smnn", "svd-update", "zo-stability",
+}  # fmt: skip
+HAS_RAY = importlib.util.find_spec("ray") is not None
+
+
+def non_timing(metrics: dict) -> dict:
+    return {k: v["per_seed"] for k, v in metrics.items() if not is_timing_metric(k)}
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="ray is not installed (the test group installs it)")
+def test_ray_runs_the_units_and_gives_the_local_smoke(slug, smoke_run, tmp_path, monkeypatch):
+    """``--executor ray`` (a local Ray instance of this leg's cores) runs the package's
+    independent units as Ray tasks and gives the local run's non-timing metrics and verdicts;
+    the run records the executor and how many units ran where."""
+    if slug in RAY_PENDING:
+        pytest.skip(f"{slug}: its units do not yet go through ctx.cached_parallel (issue 52)")
+    out, _, proc = smoke_run
+    assert proc.returncode == 0
+    local = load_results(out)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
+    exe = Path(sys.executable).parent / f"iclr24-{slug}"
+    run = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--executor", "ray",
+                          "--out", str(tmp_path / "ray")], capture_output=True, text=True,
+                         timeout=1800, env={**os.environ, "RAY_USAGE_STATS_ENABLED": "0"})  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    on_ray = load_results(tmp_path / "ray")
+    assert on_ray["executor"] == "ray" and on_ray["runs"][-1]["executor"] == "ray"
+    assert sum(on_ray["units_ran"].values()) == on_ray["units"]["computed"]
+    assert on_ray["units_ran"]["ray"] >= 1, (
+        f"{slug}: no unit ran on Ray: hand the independent units to ctx.cached_parallel"
+    )
+    a, b = non_timing(local["metrics"]), non_timing(on_ray["metrics"])
+    assert a.keys() == b.keys()
+    for k in a:
+        assert np.allclose(a[k], b[k], rtol=1e-6, atol=1e-9, equal_nan=True), (k, a[k], b[k])
+    assert [c["verdict"] for c in on_ray["claims"]] == [c["verdict"] for c in local["claims"]]
 
 
 def test_results_on_file(slug):

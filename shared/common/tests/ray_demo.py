@@ -21,20 +21,26 @@ from iclr24_common import (
 WIDTHS = (4, 16)
 
 
-def measure(seed: int, width: int) -> dict:
+def measure(seed: int, width: int, fail: bool = False) -> dict:
     """One unit: seeds itself, so that where it runs cannot change its value."""
+    if fail:
+        raise ZeroDivisionError(f"unit {seed}/{width} divided by zero")
     rng = np.random.default_rng([seed, width])
     x = rng.normal(size=(256, width))
-    return {"spread": float(np.linalg.norm(x.mean(axis=0))), "pid": os.getpid()}
+    return {"spread": float(np.linalg.norm(x.mean(axis=0))), "pid": os.getpid(),
+            "threads": int(os.environ["OMP_NUM_THREADS"])}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Preset:
     seeds: tuple[int, ...] = (0, 1, 2)
+    fail_unit: str = ""
+    """The key of a unit that raises (for the tests of a failing unit)."""
 
 
 def run(ctx):
-    jobs = {f"seed{s}/w{w}": partial(measure, s, w) for s in ctx.seeds for w in WIDTHS}
+    jobs = {f"seed{s}/w{w}": partial(measure, s, w, f"seed{s}/w{w}" == ctx.preset.fail_unit)
+            for s in ctx.seeds for w in WIDTHS}  # fmt: skip
     units = ctx.cached_parallel(jobs, desc="demo units")
     m = Metrics()
     for key, value in units.items():
@@ -48,7 +54,8 @@ def run(ctx):
                   criterion="one unit per seed and width", holds=len(units) == len(jobs),
                   why="cached_parallel returns one value per job")  # fmt: skip
     pids = sorted({v["pid"] for v in units.values()})
-    return Report(m, [claim], [check], extra={"unit_pids": pids, "driver_pid": os.getpid()})
+    return Report(m, [claim], [check], extra={"unit_pids": pids, "driver_pid": os.getpid(),
+                                              "unit_thread_counts": sorted({v["threads"] for v in units.values()})})  # fmt: skip
 
 
 app = ExperimentApp(package="iclr24-raydemo", version="0.1.0",

@@ -37,6 +37,38 @@ def test_the_local_executor_is_the_default_and_is_recorded(demo, tmp_path):
     assert res["runs"][-1]["executor"] == "local" and res["unit_pids"] == [res["driver_pid"]]
 
 
+def test_workers_share_the_threads_and_the_run_records_where_units_ran(demo, tmp_path):
+    # 2 threads: 2 workers x 1 thread (the default) or 1 worker x 2 threads (in the driver)
+    code, pool = demo(tmp_path / "pool", threads=2)
+    assert code == 0 and pool["workers"] == 2 and pool["unit_threads"] == 1
+    assert pool["units_ran"] == {"driver": 0, "local-pool": 6, "ray": 0}
+    assert pool["unit_thread_counts"] == [1] and pool["driver_pid"] not in pool["unit_pids"]
+    code, one = demo(tmp_path / "one", "--workers", "1", threads=2)
+    assert code == 0 and one["workers"] == 1 and one["unit_threads"] == 2
+    assert one["units_ran"] == {"driver": 6, "local-pool": 0, "ray": 0}
+    assert one["unit_thread_counts"] == [2] and one["unit_pids"] == [one["driver_pid"]]
+    assert one["metrics"] == pool["metrics"] and one["claims"] == pool["claims"]
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["driver", "pool"])
+def test_a_unit_that_raises_is_one_line_and_keeps_the_finished_units(demo, tmp_path, capsys,
+                                                                      threads):  # fmt: skip
+    code, _ = demo(tmp_path, "--set", "fail_unit=seed1/w16", threads=threads)
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]  # after the run's log lines: the one error line
+    assert code == 1 and "Traceback" not in err, err
+    assert last.startswith("iclr24-raydemo: error: unit 'seed1/w16' failed: ZeroDivisionError: "
+                           "unit 1/16 divided by zero")  # fmt: skip
+    assert "continue with --resume" in last and not (tmp_path / "results.json").exists()
+    log = (tmp_path / "log.txt").read_text()
+    assert "Traceback" in log and "divided by zero" in log  # the whole story is in the log
+    kept = {p.stem for p in (tmp_path / "units").glob("*.pkl")}
+    assert kept and "seed1%2fw16" not in kept  # the finished units stay, the failed one is not
+    # --resume reuses every finished unit (and here meets the same error again)
+    code, _ = demo(tmp_path, "--resume", "--set", "fail_unit=seed1/w16", threads=threads)
+    assert code == 1 and (tmp_path / "log.txt").read_text().count("resume: reusing") >= len(kept)
+
+
 def test_executor_ray_without_ray_is_one_line_exit_2(demo, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if not installed
     code, _ = demo(tmp_path, "--executor", "ray")
@@ -62,6 +94,8 @@ def test_ray_gives_the_local_results_and_resumes(demo, tmp_path):
     assert on_ray["ray_cluster"]["address"] == "local" and on_ray["ray_cluster"]["cpus"] == 2
     assert on_ray["driver_pid"] not in on_ray["unit_pids"]  # the units ran in Ray workers
     assert on_ray["units"] == {"reused": 0, "computed": 6} == local["units"]
+    assert on_ray["units_ran"] == {"driver": 0, "local-pool": 0, "ray": 6}
+    assert on_ray["unit_thread_counts"] == [1]  # num_cpus = threads / workers = 1
     assert on_ray["metrics"] == local["metrics"] and on_ray["claims"] == local["claims"]
     assert on_ray["checks"] == local["checks"]
     log = (tmp_path / "ray" / "log.txt").read_text()
@@ -82,7 +116,7 @@ def test_a_user_error_in_a_ray_unit_stays_one_line():
 
     import ray
 
-    from iclr24_common import MissingDataError
+    from iclr24_common import MissingDataError, UnitError
     from iclr24_common.executors import _result
 
     def raising(cause):
@@ -98,9 +132,11 @@ def test_a_user_error_in_a_ray_unit_stays_one_line():
         "make it",
     )
     with pytest.raises(MissingDataError, match="^missing data: the demo set"):
-        _result(raising(missing), None)
-    with pytest.raises(ray.exceptions.RayTaskError):  # a bug keeps the remote traceback
-        _result(raising(ZeroDivisionError("division by zero")), None)
+        _result(raising(missing), None, "seed0")
+    # a bug is the unit's one-line error; the remote traceback is kept for log.txt
+    with pytest.raises(UnitError, match="^unit 'seed0' failed: ZeroDivisionError: division") as e:
+        _result(raising(ZeroDivisionError("division by zero")), None, "seed0")
+    assert "Traceback (remote)" in e.value.detail
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None,

@@ -126,12 +126,17 @@ def test_429_then_200_honours_retry_after():
             return 429, {"Retry-After": "0.5"}, {"error": {"message": "rate limited"}}
         return 200, {}, chat_reply(["ok"], {"prompt_tokens": 3, "completion_tokens": 1})
 
-    with FakeServer(respond) as srv:
-        t0 = time.perf_counter()
+    arrived = []
+
+    def timed(path, body, attempt):
+        arrived.append(time.monotonic())
+        return respond(path, body, attempt)
+
+    with FakeServer(timed) as srv:
         [[c]] = client(srv.url, max_retries=2).generate(["q"])
-        waited = time.perf_counter() - t0
     assert c.text == "ok" and len(srv.requests) == 2
-    assert 0.5 <= waited < 5  # the backoff (0.01 s) alone would not wait this long
+    # the retry came after the server's Retry-After (the backoff, 0.01 s, alone would not wait)
+    assert arrived[1] - arrived[0] >= 0.5
 
 
 def test_5xx_retries_with_backoff_then_gives_up_with_the_servers_message():
@@ -170,15 +175,19 @@ def test_missing_usage_falls_back_to_the_local_counter():
 
 
 def test_timeout_gives_a_clear_error():
+    release = threading.Event()  # the server answers only once the client has given up
+
     def respond(path, body, attempt):
-        time.sleep(2.0)
+        release.wait(60)
         return 200, {}, chat_reply(["late"])
 
     with FakeServer(respond) as srv:
-        t0 = time.perf_counter()
-        with pytest.raises(LLMError, match=r"within the timeout of 0.3 s.*2 attempts"):
-            client(srv.url, timeout=0.3, max_retries=1).generate(["q"])
-        assert time.perf_counter() - t0 < 1.9
+        try:
+            with pytest.raises(LLMError, match=r"within the timeout of 0.3 s.*2 attempts"):
+                client(srv.url, timeout=0.3, max_retries=1).generate(["q"])
+        finally:
+            release.set()
+    assert len(srv.requests) == 2  # both attempts were sent and both timed out
 
 
 def test_an_unreachable_server_is_a_clear_error():
@@ -189,16 +198,20 @@ def test_an_unreachable_server_is_a_clear_error():
 
 
 def test_requests_run_concurrently():
+    # every request waits until all four are in the server at once: sent one after another,
+    # the first would wait alone and fail
+    together = threading.Barrier(4, timeout=30)
+
     def respond(path, body, attempt):
-        time.sleep(0.4)
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:
+            return 400, {}, {"error": {"message": "requests were not sent concurrently"}}
         return 200, {}, chat_reply([body["messages"][-1]["content"].upper()])
 
     with FakeServer(respond) as srv:
-        t0 = time.perf_counter()
-        out = client(srv.url, max_concurrency=4).generate(["a", "b", "c", "d"])
-        wall = time.perf_counter() - t0
+        out = client(srv.url, max_concurrency=4, max_retries=0).generate(["a", "b", "c", "d"])
     assert [g[0].text for g in out] == ["A", "B", "C", "D"]  # order kept
-    assert wall < 1.2  # one after another would take 1.6 s
 
 
 def test_completions_endpoint_and_scoring_by_echo():

@@ -234,7 +234,6 @@ def test_concurrent_requests_are_batched_and_none_is_mixed_up(local, server):
         got[p] = remote.generate([p], max_new_tokens=10)[0][0].text
 
     threads = [threading.Thread(target=ask, args=(p,)) for p in prompts]
-    t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
@@ -242,7 +241,6 @@ def test_concurrent_requests_are_batched_and_none_is_mixed_up(local, server):
     assert got == alone, "every client must get its own prompt's answer"
     sizes = httpd.batcher.batches[before:]
     assert sum(sizes) == len(prompts) and max(sizes) > 1, sizes  # batched, nothing lost
-    assert time.perf_counter() - t0 < 120
 
 
 def test_cli_serve_subprocess(tmp_path):

@@ -7,7 +7,15 @@ threads, logging, data paths, atomic files, figures, checkpoints and distributed
 """
 
 from .checkpoint import load_checkpoint, save_checkpoint
-from .data import MissingDataError, data_dir, require_files
+from .data import (
+    MissingDataError,
+    RemoteFile,
+    data_dir,
+    download_files,
+    require_files,
+    sha256_of,
+    verify_files,
+)
 from .device import DeviceError, available_devices, resolve_device
 from .dist import (
     DistInfo,
@@ -27,6 +35,7 @@ from .experiment import (
     Paper,
     Report,
     RunContext,
+    UnitError,
     UsageError,
     preset_option,
 )
@@ -50,7 +59,7 @@ from .results import (
     write_results,
 )
 from .seeding import seed_everything
-from .threads import available_cores, set_threads, torch_threads
+from .threads import available_cores, set_threads, torch_threads  # sets the OpenMP wait policy
 from .verdicts import Source, Verdict, all_of, non_inferiority, none_of, superiority, threshold
 
 __version__ = "0.2.0"
@@ -68,10 +77,12 @@ __all__ = [
     "MissingDependencyError",
     "Paper",
     "Premise",
+    "RemoteFile",
     "Report",
     "Source",
     "Verdict",
     "RunContext",
+    "UnitError",
     "UsageError",
     "aggregate",
     "all_of",
@@ -89,6 +100,7 @@ __all__ = [
     "cleanup",
     "count_verdicts",
     "data_dir",
+    "download_files",
     "environment_record",
     "get_dist_info",
     "get_logger",
@@ -111,7 +123,9 @@ __all__ = [
     "seed_everything",
     "superiority",
     "set_threads",
+    "sha256_of",
     "threshold",
     "torch_threads",
+    "verify_files",
     "write_results",
 ]

@@ -24,7 +24,7 @@ from .context import RUNS_FILE, Paper, Report, RunContext, _record_run
 from .data import MissingDataError, data_dir
 from .device import DeviceError, resolve_device
 from .dist import is_main_process
-from .errors import UsageError
+from .errors import UnitError, UsageError
 from .io import atomic_write_json, to_jsonable
 from .logs import get_logger, log_to_file
 from .overrides import PRESET_DEST, assign_field, coerce, field_type, validate
@@ -145,6 +145,10 @@ class ExperimentApp:
         r.add_argument("--threads", type=_positive_int, default=None,
                        help=f"CPU threads for torch and BLAS (default: the preset's threads if it "
                             f"sets them, else the cores available, {available_cores()} here)")  # fmt: skip
+        r.add_argument("--workers", type=_positive_int, default=None,
+                       help="local processes for the independent units, each with threads / "
+                            "workers threads (default: the preset's workers if it sets them, "
+                            "else one per thread)")  # fmt: skip
         r.add_argument("--out", type=Path, default=None,
                        help=f"run directory (default runs/{self.slug}/<preset>)")  # fmt: skip
         r.add_argument("--data-dir", type=Path, default=None,
@@ -212,6 +216,10 @@ class ExperimentApp:
         except (UsageError, DeviceError, MissingDataError) as e:
             print(f"{self.package}: error: {e}", file=sys.stderr)
             return 2
+        except UnitError as e:
+            print(f"{self.package}: error: {e} (traceback in the run's log.txt; finished units "
+                  "are kept: fix it and continue with --resume)", file=sys.stderr)  # fmt: skip
+            return 1
         except KeyboardInterrupt:
             print(f"{self.package}: interrupted; finished units are kept in the run directory "
                   "(continue with --resume)", file=sys.stderr)  # fmt: skip
@@ -245,6 +253,7 @@ class ExperimentApp:
         device = self._device(args.device)
         # --threads, else the preset's own cap (tiny models measured faster on fewer threads)
         threads = set_threads(args.threads or getattr(preset, "threads", None))
+        workers = args.workers or getattr(preset, "workers", None) or threads
         out = args.out or Path("runs") / self.slug / args.preset
         _check_writable(out)
         fingerprint = {"package": self.package, "preset": args.preset, "device": device,
@@ -255,7 +264,7 @@ class ExperimentApp:
                 package=self.package, preset_name=args.preset, preset=preset, device=device,
                 threads=threads, out_dir=out, data_dir=data_dir(args.data_dir),
                 download=args.download, resume=args.resume, strict=args.strict, args=args,
-                log=log, executor=args.executor,
+                log=log, executor=args.executor, workers=workers,
             )  # fmt: skip
             log.info("%s %s: reproduce preset=%s seeds=%s device=%s threads=%d executor=%s "
                      "out=%s%s", self.package, self.version, args.preset, ctx.seeds, device,
@@ -263,8 +272,11 @@ class ExperimentApp:
             t0 = time.perf_counter()
             try:
                 report = self.run(ctx)
-            except BaseException:
+            except BaseException as e:
                 _record_run(out, time.perf_counter() - t0, ctx, finished=False)
+                if isinstance(e, UnitError) and e.detail:  # the traceback: log.txt only
+                    with open(out / "log.txt", "a", encoding="utf-8") as f:
+                        f.write(f"{e}\n{e.detail}\n")
                 raise
             finally:
                 executors.shutdown_ray(ctx)
@@ -285,7 +297,8 @@ class ExperimentApp:
                     claims=report.claims, checks=report.checks, premises=report.premises, config=config,
                     extra={**report.extra, "units": {"reused": ctx.units_reused,
                                                      "computed": ctx.units_computed},
-                           "executor": args.executor,
+                           "executor": args.executor, "units_ran": dict(ctx.units_ran),
+                           "workers": workers, "unit_threads": ctx.unit_threads,
                            **({"ray_cluster": ctx.cluster} if ctx.cluster else {}),
                            "wall_seconds_this_run": wall, "runs": history},
                 )  # fmt: skip

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import executors
+from .data import MissingDataError
+from .device import DeviceError
 from .dist import is_main_process
+from .errors import UnitError, UsageError
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json
 from .results import Check, Claim, Metrics, Premise, git_commit
@@ -90,6 +93,14 @@ class RunContext:
     log: logging.Logger
     units_reused: int = 0
     units_computed: int = 0
+    units_ran: dict[str, int] = field(
+        default_factory=lambda: {"driver": 0, "local-pool": 0, "ray": 0})  # fmt: skip
+    """Where the computed units ran: in the driver (``cached``, and ``cached_parallel`` with
+    one worker), in the local process pool, or as Ray tasks."""
+    workers: int | None = None
+    """Processes for :meth:`cached_parallel` on the local executor (``--workers``, else the
+    preset's ``workers``, else one per thread); each unit gets ``threads // workers``
+    threads."""
     executor: str = "local"
     """Where :meth:`cached_parallel` runs its units: ``local`` (a process pool here) or
     ``ray`` (Ray tasks, on the cluster at ``$RAY_ADDRESS`` or a local instance)."""
@@ -111,19 +122,39 @@ class RunContext:
     def path(self, name: str) -> Path:
         return self.out_dir / name
 
+    @property
+    def unit_threads(self) -> int:
+        """Threads of one unit of :meth:`cached_parallel` in a pool or on Ray: the run's
+        threads shared among its workers (at least 1)."""
+        return max(1, self.threads // max(1, self.workers or self.threads))
+
     def cached(self, key: str, fn: Callable[[], T]) -> T:
         """Run ``fn`` once per ``key`` (a seed, a measurement) and keep its result under
         ``--out/units``; with ``--resume``, a unit finished by an earlier run is read back
-        instead of recomputed. Results are pickled: any Python value works."""
+        instead of recomputed. Results are pickled: any Python value works. The unit runs
+        here, in the driver: keep for ``cached`` only what must be serial (timings that are
+        claims, steps that need earlier units); independent units go to
+        :meth:`cached_parallel`."""
+        return self._store(key, fn, "driver")
+
+    def _store(self, key: str, fn: Callable[[], T], where: str) -> T:
+        """Read ``key`` back under ``--resume``, else compute it (``fn``), count where it ran
+        and store it; a unit that raises becomes a :class:`UnitError` (one line)."""
         path = self._unit_path(key)
         if self.resume and path.exists():
             self.units_reused += 1
             self.log.info("resume: reusing %s", key)
             return pickle.loads(path.read_bytes())
-        value = fn()
+        try:
+            value = fn()
+        except (UsageError, UnitError, KeyboardInterrupt, DeviceError, MissingDataError):
+            raise
+        except Exception as e:
+            raise UnitError.of(key, e) from e
         if is_main_process():
             atomic_write_bytes(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         self.units_computed += 1
+        self.units_ran[where] += 1
         stop_after = os.environ.get(INTERRUPT_ENV)
         if stop_after and self.units_computed >= int(stop_after):
             raise KeyboardInterrupt(f"{INTERRUPT_ENV}={stop_after}")
@@ -131,21 +162,21 @@ class RunContext:
 
     def cached_parallel(self, jobs: dict[str, Callable[[], T]], workers: int | None = None,
                         desc: str = "units") -> dict[str, T]:  # fmt: skip
-        """:meth:`cached` for independent units run side by side. The units not finished
-        (all of them without ``--resume``) run in ``workers`` processes (default: the run's
-        threads), one thread each; each unit is stored the moment it ends, so an interruption
+        """:meth:`cached` for independent units (one fit per method, dataset, seed, setting),
+        the one way a package declares them. The units not finished (all of them without
+        ``--resume``) run on the executor: locally in ``workers`` processes (default
+        ``ctx.workers``) of ``ctx.unit_threads`` threads each, or with ``--executor ray`` as
+        Ray tasks (``num_cpus=ctx.unit_threads``, and one GPU under a CUDA device), on the
+        cluster at ``$RAY_ADDRESS`` or else a local instance of ``--threads`` CPUs. Each unit
+        is stored by the driver the moment it ends, so an interruption or a unit that raises
         keeps every finished one. Every ``fn`` must pickle (a module-level function or a
-        ``functools.partial`` of one) and must seed itself: the results then equal a
-        one-thread serial run's. With one worker (one core) the units run here, in order.
-
-        With ``--executor ray`` the unfinished units run as Ray tasks instead (one CPU each,
-        and one GPU under a CUDA device; ``workers`` is then the cluster's business), on the
-        cluster at ``$RAY_ADDRESS`` or else a local instance of ``--threads`` CPUs; the
-        driver stores each unit as it ends, exactly as above."""
+        ``functools.partial`` of one), must seed itself and read its data from paths, never
+        from ``ctx``: the results then equal a serial run's. With one local worker the units
+        run here, in order, with all the run's threads."""
         if not is_main_process():  # torchrun ranks: every rank computes, rank 0 stores
             return {key: self.cached(key, fn) for key, fn in jobs.items()}
         if self.executor == "local":
-            workers = min(workers or self.threads, len(jobs))
+            workers = min(workers or self.workers or self.threads, len(jobs))
             if workers <= 1:
                 return {key: self.cached(key, fn) for key, fn in jobs.items()}
         done = {key: self.cached(key, fn) for key, fn in jobs.items()

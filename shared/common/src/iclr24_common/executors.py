@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .errors import MissingDependencyError, UsageError
+from .errors import MissingDependencyError, UnitError, UsageError
 from .logs import progress
 from .threads import set_threads
 
@@ -24,19 +24,23 @@ RAY_INSTALL = "pip install 'iclr24-common[ray]'"
 
 def run_in_processes(ctx, pending: dict[str, Callable], done: dict[str, Any], workers: int, *,
                      total: int, desc: str) -> None:  # fmt: skip
-    """Run the ``pending`` units in ``workers`` spawned processes of one thread each; store
-    each one (``ctx.cached``) into ``done`` as it ends."""
+    """Run the ``pending`` units in ``workers`` spawned processes of ``ctx.unit_threads``
+    threads each; store each one (the driver's ``ctx``) into ``done`` as it ends. A unit that
+    raises stops the pool (the units still queued are cancelled) as a one-line
+    :class:`UnitError`; the finished ones are kept."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
+    threads = ctx.unit_threads
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=set_threads, initargs=(1,))  # fmt: skip
-    bar = progress(total=total, desc=f"{desc} ({workers} processes)")
+                               initializer=set_threads, initargs=(threads,))  # fmt: skip
+    bar = progress(total=total, desc=f"{desc} ({workers} processes x {threads} thread"
+                                      f"{'s' * (threads != 1)})")  # fmt: skip
     bar.update(len(done))
     try:
         futures = {pool.submit(fn): key for key, fn in pending.items()}
         for future in as_completed(futures):
-            done[futures[future]] = ctx.cached(futures[future], future.result)
+            done[futures[future]] = ctx._store(futures[future], future.result, "local-pool")
             bar.update(1)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -113,16 +117,18 @@ def shutdown_ray(ctx) -> None:
         ctx.ray_started_here = False
 
 
-def _run_unit(fn: Callable[[], Any]) -> Any:
-    """A unit on a Ray worker: one thread, as in the local pool (Ray gives it one CPU)."""
-    set_threads(1)
+def _run_unit(fn: Callable[[], Any], threads: int) -> Any:
+    """A unit on a Ray worker, with the threads Ray reserved for it (``num_cpus``)."""
+    set_threads(threads)
     return fn()
 
 
 def run_on_ray(ctx, pending: dict[str, Callable], done: dict[str, Any], *, total: int,
                desc: str) -> None:  # fmt: skip
-    """Run the ``pending`` units as Ray tasks (``num_cpus=1``, and ``num_gpus=1`` under a
-    CUDA device); store each one (``ctx.cached``) into ``done`` as it ends."""
+    """Run the ``pending`` units as Ray tasks (``num_cpus=ctx.unit_threads``, and
+    ``num_gpus=1`` under a CUDA device); store each one (the driver's ``ctx``) into ``done``
+    as it ends. A unit that raises cancels the rest and stops the run as a one-line
+    :class:`UnitError`; the finished units are kept."""
     ray = import_ray()
     if ctx.cluster is None or not ray.is_initialized():
         connect_ray(ctx)
@@ -130,15 +136,16 @@ def run_on_ray(ctx, pending: dict[str, Callable], done: dict[str, Any], *, total
     if gpus and not ctx.cluster["gpus"]:
         raise UsageError("--executor ray with a CUDA device: the Ray cluster has no GPU "
                          "(start its nodes on GPU machines, or use --device cpu)")  # fmt: skip
-    task = ray.remote(num_cpus=1, num_gpus=gpus)(_run_unit)
-    refs = {task.options(name=key).remote(fn): key for key, fn in pending.items()}
+    threads = ctx.unit_threads
+    task = ray.remote(num_cpus=threads, num_gpus=gpus)(_run_unit)
+    refs = {task.options(name=key).remote(fn, threads): key for key, fn in pending.items()}
     bar = progress(total=total, desc=f"{desc} (ray: {ctx.cluster['cpus']:g} CPUs)")
     bar.update(len(done))
     try:
         while refs:
             (ref,), _ = ray.wait(list(refs), num_returns=1)
             key = refs.pop(ref)
-            done[key] = ctx.cached(key, partial(_result, ray, ref))
+            done[key] = ctx._store(key, partial(_result, ray, ref, key), "ray")
             bar.update(1)
     except BaseException:
         for ref in refs:  # the driver stops: the units still queued or running go too
@@ -151,9 +158,10 @@ def run_on_ray(ctx, pending: dict[str, Callable], done: dict[str, Any], *, total
         bar.close()
 
 
-def _result(ray, ref) -> Any:
+def _result(ray, ref, key: str) -> Any:
     """The unit's value; a user error raised in the unit (missing data, a bad setting) is
-    re-raised as itself, so that it stays one line and exit 2."""
+    re-raised as itself, so that it stays one line and exit 2; any other error is the unit's
+    :class:`UnitError`, with the task's remote traceback."""
     from .data import MissingDataError
     from .device import DeviceError
 
@@ -163,4 +171,5 @@ def _result(ray, ref) -> Any:
         cause = getattr(e, "cause", None)
         if isinstance(cause, UsageError | MissingDataError | DeviceError):
             raise cause from None
-        raise
+        raise UnitError.of(key, cause if isinstance(cause, BaseException) else e,
+                           detail=getattr(e, "traceback_str", "") or str(e)) from None  # fmt: skip

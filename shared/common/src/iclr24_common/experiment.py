@@ -32,7 +32,7 @@ disk).
 The code lives in one module per role, all re-exported here: ``context`` (Paper, Report,
 RunContext, the run history), ``executors`` (where cached_parallel's units run: local or
 Ray), ``overrides`` (preset_option, --set parsing, replace_field), ``app`` (ExperimentApp,
-the parser, the reproduce command), ``errors`` (UsageError, MissingDependencyError).
+the parser, the reproduce command), ``errors`` (UsageError, MissingDependencyError, UnitError).
 """
 
 # ruff: noqa: F401  (this module re-exports; every name it has ever exposed stays importable)
@@ -48,7 +48,7 @@ from .context import INTERRUPT_ENV, RUNS_FILE, Paper, Report, RunContext, T, _es
 from .data import MissingDataError, data_dir
 from .device import DeviceError, resolve_device
 from .dist import is_main_process
-from .errors import MissingDependencyError, UsageError
+from .errors import MissingDependencyError, UnitError, UsageError
 from .executors import EXECUTORS, RAY_INSTALL
 from .figures import save_figure
 from .io import atomic_write_bytes, atomic_write_json, to_jsonable

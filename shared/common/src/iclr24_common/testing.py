@@ -20,6 +20,7 @@ every check evaluated; the results contract is enforced by :func:`load_results`.
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import struct
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,17 @@ import numpy as np
 
 from .experiment import ExperimentApp
 from .results import load_results
+
+TEST_DEVICE_ENV = "ICLR24_TEST_DEVICE"
+
+
+def test_device() -> str:
+    """The device the paper-path and torchrun tests run on: ``cpu``, unless
+    ``$ICLR24_TEST_DEVICE`` names another (``make gpu-check`` sets ``cuda``)."""
+    return os.environ.get(TEST_DEVICE_ENV, "cpu")
+
+
+test_device.__test__ = False  # a helper, not a test, for pytest's collection
 
 
 def run_paper_preset(
@@ -43,10 +55,12 @@ def run_paper_preset(
     preset: str = "paper",
 ) -> dict[str, Any]:
     """Run ``reproduce --preset paper --data-dir DATA --out OUT --set K=V ...`` in-process on
-    CPU and return the checked results dict. Fails (AssertionError) on a non-zero exit, and
-    names the log's tail so the failing line is in the test report."""
+    the test device (:func:`test_device`: the CPU unless ``ICLR24_TEST_DEVICE`` says
+    otherwise, as ``make gpu-check`` does) and return the checked results dict. Fails
+    (AssertionError) on a non-zero exit, and names the log's tail so the failing line is in
+    the test report."""
     argv = ["reproduce", "--preset", preset, "--data-dir", str(data_dir), "--out", str(out_dir),
-            "--device", "cpu", "--threads", str(threads)]  # fmt: skip
+            "--device", test_device(), "--threads", str(threads)]  # fmt: skip
     for key, value in (sets or {}).items():
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)

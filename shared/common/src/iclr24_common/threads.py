@@ -1,5 +1,13 @@
 """One rule for CPU threads: ``--threads`` defaults to the cores this process may use, and
-the number is applied to BLAS (through threadpoolctl), to OpenMP, and to torch."""
+the number is applied to BLAS (through threadpoolctl), to OpenMP, and to torch.
+
+And one wait policy: OpenMP threads wait **passively** (``OMP_WAIT_POLICY=PASSIVE``) unless
+the user set the variable. Torch's OpenMP threads otherwise spin between parallel regions;
+beside another job on the same cores the spinning threads steal its time and a small model's
+run slows several times over (measured: infobatch's smoke, README "Threads"). OpenMP reads
+the variable once, when torch loads it: importing :mod:`iclr24_common` sets it, so every
+package imports ``iclr24_common`` before torch (its ``__init__`` does so first; the contract
+test checks the order)."""
 
 from __future__ import annotations
 
@@ -9,6 +17,8 @@ import sys
 
 _ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 _limits = None  # the live threadpoolctl limiter (kept so that the limit stays applied)
+WAIT_POLICY = ("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault(*WAIT_POLICY)
 
 
 def available_cores() -> int:
