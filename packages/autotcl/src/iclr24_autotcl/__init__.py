@@ -2,6 +2,8 @@
 ICLR 2024), with the TS2Vec encoder, TS2Vec's augmentation as the baseline, and the TS2Vec
 evaluation protocols."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .autotcl import (
     AugmentationNet,
     AutoTCL,
