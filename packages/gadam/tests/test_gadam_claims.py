@@ -1,12 +1,17 @@
 """The claims' criteria on small hand-made metrics (no training): efficiency is a threshold on
 the per-repeat time ratios of the fresh-process fits (timing noise that cannot decide is
 inconclusive, a tie fails) and on the per-repeat memory difference; the AUC claims are
-superiority tests with their margins."""
+superiority tests with their sourced margins, each with its regime; on a graph whose labels
+every seed shares the AUC's SE includes the anomalies (items)."""
 
 from dataclasses import replace
 
+import numpy as np
 from iclr24_gadam.claims import make_checks, make_claims
-from iclr24_gadam.experiment import PRESETS
+from iclr24_gadam.experiment import PRESETS, score_metrics
+from iclr24_gadam.metrics import auc_items
+from sklearn.metrics import roc_auc_score
+from torch_geometric.data import Data
 
 from iclr24_common import Metrics
 
@@ -14,12 +19,14 @@ PRESET = replace(PRESETS["default"], seeds=(0, 1, 2))
 GRAPHS = ["cora-like", "large"]
 
 
-def metrics(*, dominant_s=(14.0, 14.5, 13.8), gadam_auc=0.95, big_mb=478.0) -> Metrics:
-    """``dominant_s``: DOMINANT's fit seconds per efficiency repeat (GADAM's: 2.7, 2.8, 2.9)."""
+def metrics(*, dominant_s=(14.0, 14.5, 13.8), gadam_auc=0.95, big_mb=478.0,
+            local_gap=0.004) -> Metrics:  # fmt: skip
+    """``dominant_s``: DOMINANT's fit seconds per efficiency repeat (GADAM's: 2.7, 2.8, 2.9);
+    ``local_gap``: the global stage's gain on seed 0 (0.0005 more on each next seed)."""
     m = Metrics()
     for s in range(3):
         for g in GRAPHS:
-            auc = {"gadam": gadam_auc + 0.002 * s, "gadam_local": gadam_auc - 0.004 + 0.002 * s,
+            auc = {"gadam": gadam_auc + 0.002 * s, "gadam_local": gadam_auc - local_gap + 0.0015 * s,
                    "degree": 0.74, "gae": 0.75, "cola": 0.88 + 0.001 * s}  # fmt: skip
             if g == "cora-like":
                 auc["dominant"] = 0.78
@@ -28,6 +35,7 @@ def metrics(*, dominant_s=(14.0, 14.5, 13.8), gadam_auc=0.95, big_mb=478.0) -> M
                 m.add(f"{g}/{k}/auc", s, v)
             m.add(f"{g}/gadam/fit_seconds", s, 2.7 + 0.1 * s)
             m.add(f"{g}/gadam/decomposition_error", s, 1e-8)
+            m.add(f"{g}/gadam/flags_changed", s, 0.1)
             m.update(s, {"epochs": 100.0, "configured_epochs": 100.0}, prefix=f"{g}/cola/")
             m.update(s, {"subgraph_size": 4.0, "target_last": 1.0}, prefix=f"{g}/cola/")
     for k, t in enumerate(dominant_s):  # efficiency repeat k
@@ -67,4 +75,69 @@ def test_efficiency_fails_when_dominant_holds_less_than_a_dense_matrix_more():
 def test_auc_margins():
     c = claims(metrics(gadam_auc=0.90))  # 0.02 above CoLA: under the 0.05 margin
     assert c["beats-baselines-large"].verdict == "fails"
-    assert c["global-stage-large"].verdict == "holds"  # +0.004 per seed, margin 0.001
+    assert c["global-stage-large"].verdict == "holds"  # +0.004 to +0.005, margin 0.001
+    # a gain in the fourth decimal does not show at AUC's reported precision: fails
+    small = claims(metrics(local_gap=-0.0002))["global-stage-large"]  # -0.0002 .. +0.0008 AUC
+    assert small.verdict == "fails" and small.test.source.kind == "ours"
+
+
+def test_every_claim_is_sourced_and_below_the_papers_regime_on_generated_graphs():
+    c = claims(metrics())
+    for k, v in c.items():
+        assert v.regime == "below" and "PasaLab/GADAM@5e77705" in v.needs, k
+        parts = v.test.parts or (v.test.to_dict(),)
+        assert all(p["source"] for p in parts), k
+    assert "generated stochastic-block citation-like graph of 2,708 nodes" in c[
+        "beats-baselines-cora-like"].needs  # fmt: skip
+    assert c["beats-baselines-large"].test.source.kind == "ours"
+    assert c["global-stage-large"].test_set == "per-seed"
+    assert "10.0% of the nodes flagged anomalous" in c["global-stage-large"].moved
+    eff = c["efficiency"]
+    assert eff.test_set == "none" and "Tesla V100" in eff.needs
+    assert [p["source"]["kind"] for p in eff.test.parts] == ["ours", "derived"]
+    assert "5,000^2 x 4 B = 95.4 MB" in eff.test.parts[1]["source"]["text"]
+
+
+def _paper_metrics(gap: float, items_noise: float, graph: str = "books"):
+    """GADAM and CoLA on a graph every seed shares: per-seed AUCs ``gap`` apart, identical
+    over seeds (SE 0), and per-anomaly placements whose spread is ``items_noise``."""
+    rng = np.random.default_rng(0)
+    m, items = Metrics(), {}
+    base = rng.uniform(0.5, 1.0, 40)  # 40 anomalies' placements
+    per = {"gadam": base + gap / 2, "gadam_local": base, "cola": base - gap / 2}
+    per = {k: np.clip(v + items_noise * rng.standard_normal(40), 0, 1) for k, v in per.items()}
+    for s in range(3):
+        for k, v in per.items():
+            m.add(f"{graph}/{k}/auc", s, float(v.mean()))
+            items.setdefault(f"{graph}/{k}/auc_items", {})[s] = v
+        m.add(f"{graph}/gadam/flags_changed", s, 0.1)
+    return m, items
+
+
+def test_a_shared_graph_is_judged_with_its_anomalies_and_the_paper_data_is_the_papers_regime():
+    paper = replace(PRESETS["paper"], seeds=(0, 1, 2), datasets=("books",))
+    m, items = _paper_metrics(gap=0.2, items_noise=0.01)
+    c = {x.id: x for x in make_claims(m, paper, ["books"], items)}
+    b = c["beats-baselines-books"]
+    assert b.regime == "paper" and b.test_set == "shared" and b.test.se_basis == "items"
+    assert b.test.seed_se == 0 and b.verdict == "holds"  # 0.2 AUC over 40 anomalies: beyond noise
+    # the same seeds' AUCs with noisy anomalies: SE 0 over seeds, yet inconclusive on the items
+    m, items = _paper_metrics(gap=0.06, items_noise=0.4)
+    b = {x.id: x for x in make_claims(m, paper, ["books"], items)}["beats-baselines-books"]
+    assert b.test.item_se > 0.02 and b.verdict == "inconclusive"
+    # cut epochs are not the paper's setting
+    cut = replace(paper, gadam=replace(paper.gadam, local_epochs=2))
+    assert make_claims(m, cut, ["books"], items)[0].regime == "below"
+
+
+def test_auc_items_average_to_the_auc():
+    rng = np.random.default_rng(1)
+    label = rng.random(300) < 0.1
+    score = np.round(rng.standard_normal(300) + label, 1)  # with ties
+    items = auc_items(label, score)
+    assert items.shape == (label.sum(),)
+    np.testing.assert_allclose(items.mean(), roc_auc_score(label, score), rtol=1e-12)
+    g = Data(label=__import__("torch").from_numpy(label.astype(np.int64)))
+    out = score_metrics("books", {"gadam": score}, g, items=True)
+    np.testing.assert_allclose(out["books/gadam/auc_items"].mean(), out["books/gadam/auc"])
+    assert "books/gadam/auc_items" not in score_metrics("books", {"gadam": score}, g)

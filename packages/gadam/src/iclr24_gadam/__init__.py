@@ -3,6 +3,8 @@ on torch-geometric with the PyGOD detector API."""
 
 import warnings
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 with warnings.catch_warnings():
     # torch_geometric calls the deprecated torch.jit.script while it is imported: a torch
     # FutureWarning about PyG's own code that no user of this package can act on.

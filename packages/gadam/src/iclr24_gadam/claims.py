@@ -8,37 +8,110 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24_common import Check, Claim, Metrics, all_of, superiority, threshold
+from iclr24_common import Check, Claim, Metrics, Source, all_of, superiority, threshold
+
+from .data import DATASETS, MAT, OGB, PYGOD
+from .gadam import GADAMConfig
 
 BASELINES = ["degree", "feat_inconsistency", "gae", "dominant", "anomalydae", "cola"]
 DENSE = ("dominant", "anomalydae")  # O(N^2) adjacency reconstruction
 METHODS = ["gadam", "gadam_local", *BASELINES]
+# the paper's datasets whose anomaly labels come with the file (ACM and BlogCatalog with their
+# injected anomalies, Books and Reddit organic): every seed scores the same labels, so the AUC's
+# SE includes its items (the anomalies); the others get fresh anomalies injected per seed
+SHARED_LABELS = (*MAT, *PYGOD)
 PAPER_CLAIM = (
     "main results table: GADAM has the best AUC on all 9 datasets (per-dataset figures not "
     "found: searched the OpenReview page, the official repository and citing papers)"
 )
-# beats-baselines: the AUC margin is Preset.margin (0.05), the package's criterion fixed before
-# the first default run (the paper's per-dataset AUCs were not found, so it is not theirs).
+# the commit at which the margins of our own choosing were fixed (they predate it; issue 48
+# gave them their sources there, before the rerun)
+FIXED_AT = "16e3ff9"
+# beats-baselines: the AUC margin is Preset.margin (0.05), the package's criterion since its
+# first version (3fa06ac), fixed before the first default run; not the paper's (its
+# per-dataset AUCs were not found, so no gap of theirs can source it).
+MARGIN_SOURCE = Source.ours(
+    "an AUC gap a reader would call a clear win, fixed in Preset.margin since the package's "
+    "first version (3fa06ac), before its first default run; not the paper's: its per-dataset "
+    "AUCs were not found (OpenReview page, the official repository, citing papers), so no gap "
+    "of theirs could source it; stricter than the paper's 'surpasses the state of the art'",
+    commit=FIXED_AT,
+)
 # global-stage: the ablation gives no size; the gain must exceed 0.001 AUC, the third decimal
 # at which AUC is reported (here and in PyGOD's benchmark tables): a smaller gain is not shown.
 ABLATION_MARGIN = 0.001
+ABLATION_SOURCE = Source.ours(
+    "one unit of the third decimal at which AUC is reported (here and in PyGOD's benchmark "
+    "tables): a smaller gain does not show in a table; the paper's ablation gives no size",
+    commit=FIXED_AT,
+)
 # efficiency, time: DOMINANT's fit must take more than 2x GADAM's, judged per repeat (each fit
 # in a fresh process at one thread, the two detectors alternating). Fit times on the shared
 # 2-core machine move by tens of percent with its load, so a smaller factor is not a speed
 # difference a user could count on; the repeats' spread is the SE, and a spread that cannot
 # place the ratio above 2 leaves the claim inconclusive.
 FASTER = 2.0
+FASTER_SOURCE = Source.ours(
+    "fit times on the shared 2-core machine move by tens of percent with its load: a factor "
+    "under 2 is not a speed difference a user could count on; the paper states 'superiority "
+    "in runtime' without a factor we could find",
+    commit=FIXED_AT,
+)
 # efficiency, memory: DOMINANT's peak over the graph must exceed GADAM's by more than one dense
 # N x N float32 matrix of the graph: the O(N^2) adjacency that makes DOMINANT costly is the
 # point of the claim (5,000 nodes: 95 MB). Each peak is the fit's own, in a fresh process.
 MB = 1024 * 1024
 
+# ------------------------------------------------------------------------------ regimes
+PAPER_DATA = (
+    "the paper's graphs: Cora (2,708 nodes), CiteSeer (3,327), PubMed (19,717), ACM (16,484) "
+    "and BlogCatalog (5,196) with anomalies injected through PyGOD's generator, ogbn-arxiv "
+    "(169,343) and ogbn-products (2,449,029) likewise, Books and Reddit with organic anomalies "
+    "(PasaLab/GADAM@5e77705 README; the paper's nine datasets)"
+)
+PAPER_EFFICIENCY = (
+    "GPU runtime and GPU memory on 1 Tesla V100 32 GB (the paper's setup: 'All experiments are "
+    "performed on 1 Tesla V100 GPU with 32GB memory') against GNN-based baselines on its "
+    "datasets, up to ogbn-products' 2,449,029 nodes (PasaLab/GADAM@5e77705 README)"
+)
 
-def make_claims(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
+
+def detection_regime(preset, g: str) -> tuple[str, str]:
+    """``paper`` on one of the paper's datasets at GADAM's official settings and the
+    protocol's injection; else ``below`` (the generated graphs, or cut settings)."""
+    official = GADAMConfig.minibatch() if g in OGB else GADAMConfig()
+    if g in DATASETS and preset.gadam == official and preset.max_cliques is None:
+        return "paper", ""
+    setting = next((s for s in preset.graphs if s.name == g), None)
+    if setting is None:
+        ours = (f"ours {g} with GADAM at {preset.gadam.local_epochs} + "
+                f"{preset.gadam.global_epochs} epochs" +
+                (f", at most {preset.max_cliques} injected cliques" if preset.max_cliques else ""))  # fmt: skip
+    else:
+        n_ano = 2 * setting.num_cliques * setting.clique_size
+        ours = (f"ours a generated stochastic-block citation-like graph of "
+                f"{setting.num_nodes:,} nodes and {setting.vocab:,} words with {n_ano} injected "
+                f"anomalies ({setting.num_cliques} cliques of {setting.clique_size} and as many "
+                f"contextual), GADAM at {preset.gadam.hidden} hidden and "
+                f"{preset.gadam.local_epochs} + {preset.gadam.global_epochs} epochs (official: "
+                "64, 100 + 50)")  # fmt: skip
+    return "below", f"{PAPER_DATA}; {ours}"
+
+
+def make_claims(
+    metrics: Metrics, preset, graphs: list[str], items: dict | None = None
+) -> list[Claim]:
     """Per graph: GADAM vs the strongest baseline, and the global stage vs LIM alone; then
-    the efficiency claim where it was measured."""
-    claims = []
+    the efficiency claim where it was measured. ``items``: the AUCs' per-anomaly items
+    (name -> seed -> array) of the graphs whose labels every seed shares."""
+    claims, items = [], items or {}
     for g in graphs:
+
+        def its(*methods, g=g):  # a shared graph's per-anomaly items; per-seed graphs: none
+            if g not in SHARED_LABELS:
+                return None
+            return tuple(items[f"{g}/{m}/auc_items"] for m in methods)
+
         have = [b for b in BASELINES if f"{g}/{b}/auc" in metrics]
         best = max(have, key=lambda b: metrics.mean(f"{g}/{b}/auc"))
         gap = metrics.gap(f"{g}/gadam/auc", f"{g}/{best}/auc")
@@ -48,31 +121,44 @@ def make_claims(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
             if len(metrics.values(f"{g}/{b}/auc")) < len(metrics.values(f"{g}/gadam/auc"))
         ]
         note = f" ({', '.join(few)} on one seed only)" if few else ""
+        regime, needs = detection_regime(preset, g)
         claims.append(
             Claim(
                 id=f"beats-baselines-{g}",
-                statement=f"GADAM's AUC exceeds the strongest baseline's by at least {preset.margin}",
+                statement=f"GADAM's AUC exceeds the strongest baseline's by more than "
+                f"{preset.margin:g} (our margin, stricter than the paper's 'surpasses the state "
+                "of the art')",
                 paper=PAPER_CLAIM,
                 measured=f"GADAM {metrics.fmt(f'{g}/gadam/auc')} vs {best} "
                 f"{metrics.fmt(f'{g}/{best}/auc')}: gap {gap}{note}",
                 criterion=f"GADAM's test AUC vs the strongest baseline's ({best}, by mean AUC), "
                 f"paired per seed; margin {preset.margin:g} (Preset.margin)",
                 test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
-                                 metrics.by_seed(f"{g}/{best}/auc"), margin=preset.margin),
+                                 metrics.by_seed(f"{g}/{best}/auc"), margin=preset.margin,
+                                 source=MARGIN_SOURCE, items=its("gadam", best)),
+                regime=regime, needs=needs,
+                test_set="shared" if g in SHARED_LABELS else "per-seed",
             )
         )  # fmt: skip
         add = metrics.gap(f"{g}/gadam/auc", f"{g}/gadam_local/auc")
+        flags = metrics.mean(f"{g}/gadam/flags_changed")
         claims.append(
             Claim(
                 id=f"global-stage-{g}",
-                statement="the global stage (adaptive message passing) raises AUC over the local stage alone",
+                statement="the global stage (adaptive message passing) raises AUC over the local "
+                f"stage alone by more than {ABLATION_MARGIN:g}",
                 paper="ablation study: the full model beats LIM alone",
                 measured=f"full {metrics.fmt(f'{g}/gadam/auc')} vs local-only "
                 f"{metrics.fmt(f'{g}/gadam_local/auc')}: gap {add}",
                 criterion="the full model's AUC vs its local stage's alone (same fit), paired per "
                 f"seed; margin {ABLATION_MARGIN:g} (AUC's reported third decimal)",
                 test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
-                                 metrics.by_seed(f"{g}/gadam_local/auc"), margin=ABLATION_MARGIN),
+                                 metrics.by_seed(f"{g}/gadam_local/auc"), margin=ABLATION_MARGIN,
+                                 source=ABLATION_SOURCE, items=its("gadam", "gadam_local")),
+                regime=regime, needs=needs,
+                test_set="shared" if g in SHARED_LABELS else "per-seed",
+                moved=f"the global stage changes {flags:.1%} of the nodes flagged anomalous (the "
+                "top 5 % by score) against the local stage alone",
             )
         )  # fmt: skip
     claims += _efficiency(metrics, preset, graphs)
@@ -103,10 +189,16 @@ def _efficiency(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
         f"over the graph GADAM {spread(mb['gadam'], ' MB', '.0f')} vs DOMINANT "
         f"{spread(mb['dominant'], ' MB', '.0f')}"
     )
+    dense_source = Source.derived(
+        f"one dense N x N float32 matrix of the efficiency graph: {setting.num_nodes:,}^2 x 4 B "
+        f"= {dense_mb:.1f} MB, the O(N^2) adjacency that makes DOMINANT costly"
+    )
     return [
         Claim(
             id="efficiency",
-            statement="GADAM fits faster and with less memory than a GCN autoencoder detector",
+            statement=f"GADAM fits more than {FASTER:g} times as fast as the dense GCN "
+            "autoencoder DOMINANT and with more than one dense N x N float32 matrix less peak "
+            "memory",
             paper="efficiency comparison: lower runtime and GPU memory than GNN-based baselines",
             measured=measured,
             criterion=f"all of, per repeat on {preset.efficiency_graph} (each fit in a fresh "
@@ -114,8 +206,14 @@ def _efficiency(metrics: Metrics, preset, graphs: list[str]) -> list[Claim]:
             f"GADAM's (above {FASTER:g}); DOMINANT's peak resident memory over the graph minus "
             f"GADAM's (above {dense_mb:.3g} MB, one dense N x N float32 matrix)",
             test=all_of(
-                threshold(ratio, threshold=FASTER), threshold(memory, threshold=dense_mb)
+                threshold(ratio, threshold=FASTER, source=FASTER_SOURCE),
+                threshold(memory, threshold=dense_mb, source=dense_source),
             ),  # fmt: skip
+            regime="below",
+            needs=f"{PAPER_EFFICIENCY}; ours CPU time and resident memory at 1 thread on a "
+            f"generated {setting.num_nodes:,}-node graph, GADAM vs DOMINANT, {len(reps)} "
+            "repeats",
+            test_set="none",
         )
     ]
 
