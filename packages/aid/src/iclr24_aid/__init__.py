@@ -3,6 +3,8 @@
 Transformer), the systematic associative recall task, and the sys-bAbI and WikiText-103
 loaders."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .aid import AIDDecomposition, LinearDecomposition
 from .babi import load_babi
 from .corpus import load_wikitext103, pydoc_corpus

@@ -6,6 +6,8 @@ few-shot CoT, few-shot retrieved CoT), answer extraction and checking, and a san
 for generated code, on any iclr24-llm backend.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .analogical import (
     BBH_TEMPLATE,
     CODE_TEMPLATE,

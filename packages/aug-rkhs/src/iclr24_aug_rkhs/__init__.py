@@ -8,6 +8,8 @@ long sequences); the ideal and the finite-sample encoders, linear probes, and th
 decomposition into estimation and approximation terms.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .aug_rkhs import (
     FiniteAugmentation,
     Spectrum,

@@ -6,6 +6,8 @@ permutation and ensembling (BPE, self-weighted), self-reflection-guided early st
 honest call/token accounting, and a restricted label decoder for a small local model.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .batchprompt import (
     ALPHA,
     CONFIDENT,

@@ -3,13 +3,11 @@
 Lim, Zhu, Selfridge & Kasim, ICLR 2024, https://arxiv.org/abs/2309.12252
 """
 
-import os
-
-# DEER runs many short element-wise ops. OpenMP threads that spin while they wait stall each
-# of them when the cores are shared (measured 4-5x slower with 2 threads on 2 busy cores);
-# sleeping waiters cost microseconds. Only before torch is first imported; never overrides.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
+# DEER runs many short element-wise ops: OpenMP threads that spin while they wait stall each of
+# them when the cores are shared (measured 4-5x slower with 2 threads on 2 busy cores).
+# iclr24_common sets OMP_WAIT_POLICY=PASSIVE (sleeping waiters) unless the user set it, and
+# must be imported before torch for OpenMP to read it.
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
 
 from ._malloc import MALLOC_TUNED
 from .classifier import ClassifierConfig, ResidualGRUClassifier

@@ -5,6 +5,8 @@ Gradient variance amplification (GVA) in behaviour cloning, measured in closed l
 common random numbers, and the paper's fix: an EMA of the iterates (``EMA``).
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .envs import (
     CartPole,
     LinearSystem,

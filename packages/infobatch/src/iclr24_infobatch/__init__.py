@@ -1,6 +1,8 @@
 """iclr24-infobatch: InfoBatch, lossless training speed-up by unbiased dynamic data pruning
 (Qin et al., ICLR 2024, arXiv 2303.04947)."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import FullData, HardPruning, RandomPruning
 from .infobatch import DistributedInfoBatch, DynamicPruner, InfoBatch, PrunedSampler
 from .schedule import EpochProgressScheduler, cosine_lambda

@@ -5,6 +5,8 @@ Label Wave: stop training under label noise at the first minimum of the training
 prediction changes, with no validation data; plus the official label-noise generators.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .labelwave import (
     LabelWave,
     PredictionChangeTracker,

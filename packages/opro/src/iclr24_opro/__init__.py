@@ -1,6 +1,8 @@
 """iclr24-opro: Large Language Models as Optimizers (Yang et al., ICLR 2024),
 https://arxiv.org/abs/2309.03409 -- the OPRO loop on iclr24_llm backends."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import HUMAN_INSTRUCTIONS, LocalPerturbation, RandomSearch
 from .data import (
     Example,

@@ -4,6 +4,8 @@ learned directly from point clouds, with its baselines and the ShapeWorks metric
 Importing the package needs neither open3d nor matplotlib: the mesh functions import open3d
 when first called (a missing open3d or libusb is a one-line MissingDependencyError)."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import CPAE, AutoEncoder, AutoEncoderConfig, CPAEConfig, no_correspondence
 from .data import (
     Perturbation,

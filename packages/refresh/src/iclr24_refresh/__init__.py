@@ -5,13 +5,11 @@ The unified CL objective L_CE + alpha D_Phi(outputs) + beta D_Psi(weights) with 
 DER++, LwF and online EWC as its instances, and the refresh (unlearn-then-relearn) plug-in.
 """
 
-import os
-
 # The default streams train a small MLP: many tiny ops. OpenMP threads that spin while they
 # wait stall each op when the cores are shared (measured ~10x slower with 2 threads on 2 busy
-# cores); sleeping waiters cost microseconds. Only before torch is first imported; never
-# overrides the user's setting.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# cores): iclr24_common sets OMP_WAIT_POLICY=PASSIVE unless the user set it, and must be
+# imported before torch for OpenMP to read it.
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
 
 from .continual import (
     ReservoirBuffer,

@@ -1,5 +1,7 @@
 """ReLoRA: High-Rank Training Through Low-Rank Updates (Lialin et al., ICLR 2024)."""
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .data import TokenStream, byte_stream, c4_stream, pydoc_bytes
 from .relora import (
     ReLoRALinear,

@@ -7,6 +7,8 @@ transformers causal LM, the paper's metrics and baselines, IOI activation patchi
 linear basis, and explain-then-simulate autointerpretability through ``iclr24_llm``.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import Basis, ica_basis, neuron_basis, pca_basis, random_basis
 from .data import ToySuperposition, cpython_text
 from .harvest import capture, ce_loss, harvest, hook_module, load_harvest, run_to_hook, splice

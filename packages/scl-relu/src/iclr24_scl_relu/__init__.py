@@ -8,6 +8,8 @@ geometry metrics (distance to the orthogonal frame and the simplex ETF, NC1, ang
 STEP imbalance.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import random_batches
 from .data import load_cifar, load_digits_split, step_counts, step_imbalance, ufm_labels
 from .geometry import (

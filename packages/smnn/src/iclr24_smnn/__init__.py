@@ -3,6 +3,8 @@
 from iclr24_smnn import SMNN, SMNNRegressor, monotonicity_audit
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .audit import AuditResult, monotonicity_audit
 from .baselines import (
     MLP,

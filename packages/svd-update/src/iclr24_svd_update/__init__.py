@@ -2,6 +2,8 @@
 (Deng et al., ICLR 2024), https://arxiv.org/abs/2401.09703
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .baselines import RecomputeSVD, VecharynskiSVD, YamazakiSVD, ZhaSimonSVD
 from .data import load_dataset, make_sbm, make_user_item
 from .metrics import hit_rate_mrr, relative_sv_error, scaled_residual

@@ -6,6 +6,8 @@ ZO-GD / ZO-SVRG for any torch model as a black box, the coupled stability harnes
 stability bounds.
 """
 
+import iclr24_common  # noqa: F401  (first: it sets the OpenMP wait policy before torch loads)
+
 from .zo_stability import (
     KINDS,
     ZOGD,
