@@ -12,11 +12,17 @@ every leg passed, 1 otherwise.
 
 ``--lanes`` (or ``LANES=``) defaults to the cores this process may use; ``--lanes 1`` runs
 the legs one after another on all cores, as a single lane.
+
+The queue is ordered longest leg first (the legs' times measured in the last full run on one
+core, committed in ``tools/leg_times.json``; a leg not listed goes first): two lanes then end
+within about one short leg of each other, rather than one lane idling while the other runs
+the longest leg last. ``--record`` rewrites that file from this run's times.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import queue
 import subprocess
@@ -24,6 +30,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+TIMES = Path(__file__).with_name("leg_times.json")
 
 
 def allowed_cores() -> list[int]:
@@ -38,7 +46,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("legs", nargs="+")
     p.add_argument("--lanes", type=int, default=int(os.environ.get("LANES") or 0) or None)
     p.add_argument("--make", default=os.environ.get("MAKE", "make"))
+    p.add_argument("--record", action="store_true",
+                   help=f"write this run's leg times to {TIMES.name} (for the queue's order)")  # fmt: skip
     args = p.parse_args(argv)
+    known = json.loads(TIMES.read_text()) if TIMES.exists() else {}
+    # longest first; a leg with no recorded time (new) first of all
+    args.legs = sorted(args.legs, key=lambda leg: -known.get(leg, float("inf")))
     cores = allowed_cores()
     lanes = max(1, min(args.lanes or len(cores) or 1, len(args.legs)))
     pin = lanes > 1 and len(cores) >= lanes
@@ -110,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         f"all {len(args.legs)} legs passed in {total:.0f} s "
         f"(legs' own times add up to {sum(w for _, w in results.values()):.0f} s)"
     )
+    if args.record:
+        times = {leg: round(w) for leg, (_, w) in sorted(results.items())}
+        TIMES.write_text(json.dumps(times, indent=1) + "\n")
+        print(f"recorded the legs' times in {TIMES}")
     return 0
 
 
