@@ -61,7 +61,7 @@ legs:
 # `make test` = every CI leg in isolation, in lanes of one core each (tools/run_legs.py:
 # one lane per core, LANES=1 for one leg at a time); each leg's log in $(LEG_ROOT)/logs.
 test: setup
-	@LEG_ROOT=$(LEG_ROOT) MAKE=$(MAKE) python3 tools/run_legs.py $(LEGS)
+	@LEG_ROOT=$(LEG_ROOT) MAKE=$(MAKE) python3 tools/run_legs.py $(if $(RECORD),--record) $(LEGS)
 
 test-workspace: setup
 	$(UV) run --no-sync pytest shared/common/tests shared/llm/tests shared/tests \
