@@ -157,8 +157,8 @@ def make_claims(
                                  source=ABLATION_SOURCE, items=its("gadam", "gadam_local")),
                 regime=regime, needs=needs,
                 test_set="shared" if g in SHARED_LABELS else "per-seed",
-                moved=f"the global stage changes {flags:.1%} of the nodes flagged anomalous (the "
-                "top 5 % by score) against the local stage alone",
+                moved=f"{flags:.1%} of the nodes the full model flags (its top 5 %) lie below "
+                "the local stage's own 5 % cut",
             )
         )  # fmt: skip
     claims += _efficiency(metrics, preset, graphs)

@@ -44,3 +44,14 @@ def auc_items(label, score) -> np.ndarray:
     below = np.searchsorted(normal, score[label], side="left")
     ties = np.searchsorted(normal, score[label], side="right") - below
     return (below + 0.5 * ties) / len(normal)
+
+
+def flags_changed(full, part, contamination: float) -> float:
+    """The share of the nodes ``full`` flags (above its ``1 - contamination`` quantile, as
+    ``GADAM.label_``) that ``part`` ranks below its own cut: how far adding a stage moves the
+    decisions. Nodes tied at ``part``'s cut count as flagged by it (isolated nodes all score 0
+    in the local stage: breaking their tie is not a change of the local stage's decision)."""
+    full, part = np.asarray(full, dtype=float), np.asarray(part, dtype=float)
+    flagged = full > np.quantile(full, 1 - contamination)
+    kept = part >= np.quantile(part, 1 - contamination)
+    return float((flagged & ~kept).sum() / max(flagged.sum(), 1))
