@@ -17,6 +17,7 @@ import pickle
 
 import numpy as np
 import torch
+from iclr24_scl_relu.claims import CONTROL
 from iclr24_scl_relu.data import load_cifar
 from iclr24_scl_relu.experiment import app
 
@@ -58,9 +59,14 @@ def test_paper_preset_runs_on_miniature_cifar10_and_resumes(tmp_path):
         for v in ("plain", "relu", "plain+bind", "relu+bind"):
             assert f"net-R{r}-tau0.1/{v}/probe_acc" in res["metrics"]
     assert {"ufm+-orthogonal-frame-R100", "batching-binding-of"} <= ids
+    for c in res["claims"]:  # CIFAR: one test set for every seed, scored with its items' SE
+        if c["id"].startswith("net-relu-accuracy"):
+            assert c["test_set"] == "shared" and c["regime"] == "below"
+            assert all(p["se_basis"] == "items" for p in c["test"]["parts"])
+        assert f"net-R10-tau0.1/{CONTROL}/probe_acc" in res["metrics"]  # the no-op arm ran
     assert all(c["holds"] for c in res["checks"] if c["id"].startswith("sampler-binds"))
     ckpts = sorted((out / "checkpoints").glob("*.pt"))
-    assert len(ckpts) == 8  # 2 ratios x 4 variants
+    assert len(ckpts) == 8  # 2 ratios x 4 variants (the untrained no-op arm trains nothing)
     for ckpt in ckpts:  # every network trained is the full-width ResNet-18 with the CIFAR stem
         state = torch.load(ckpt, weights_only=False)["model"]
         assert state["backbone.conv1.weight"].shape == (64, 3, 3, 3)  # 3x3 stem, not 7x7

@@ -11,9 +11,12 @@ from iclr24_scl_relu.train import (
     SCLNet,
     TrainConfig,
     embed,
+    linear_probe_accuracy,
+    linear_probe_correct,
     lr_at,
     mlp,
     ncc_accuracy,
+    ncc_correct,
     train_scl,
 )
 
@@ -90,3 +93,21 @@ def test_an_interrupted_training_resumes_to_the_same_result(tmp_path, binding):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7)
     _, h = embed(full, [X])
     assert ncc_accuracy(h, labels, h, labels) > 0.7  # chance: 1/3
+
+
+def test_per_item_scores_average_to_the_accuracies_and_agree_with_sklearn():
+    """The per-test-item scores (a shared test set's SE needs them) are the accuracies' items:
+    their mean is the accuracy, and the probe's equals scikit-learn's own score."""
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    y_tr, y_te = rng.integers(0, 3, 60), rng.integers(0, 3, 30)
+    h_tr = np.eye(3)[y_tr] + 0.8 * rng.standard_normal((60, 3))
+    h_te = np.eye(3)[y_te] + 0.8 * rng.standard_normal((30, 3))
+    ncc = ncc_correct(h_tr, y_tr, h_te, y_te)
+    assert set(np.unique(ncc)) <= {0.0, 1.0} and ncc.shape == (30,)
+    assert ncc.mean() == ncc_accuracy(h_tr, y_tr, h_te, y_te)
+    probe = linear_probe_correct(h_tr, y_tr, h_te, y_te, seed=1)
+    ref = LogisticRegression(max_iter=2000, random_state=1).fit(h_tr, y_tr).score(h_te, y_te)
+    assert probe.mean() == pytest.approx(ref) == linear_probe_accuracy(h_tr, y_tr, h_te, y_te, 1)
+    assert 0.4 < probe.mean() < 1.0  # neither chance nor trivially perfect at this noise

@@ -9,7 +9,9 @@ Two parts, each per seed:
   measured.
 * Networks: SupCon on STEP-imbalanced data (default: scikit-learn's digits, an MLP; paper
   preset: CIFAR-10/100, ResNet-18), without the final ReLU (the baseline), with it, and with
-  it plus batch-binding; geometry of the training embeddings and test accuracy.
+  it plus batch-binding; geometry of the training embeddings and test accuracy. The no-op
+  arm (``CONTROL``): the ReLU network at its initialisation, never trained, through the same
+  geometry and accuracy tests.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from iclr24_common import (
 )
 
 from .baselines import random_batches
-from .claims import make_checks, make_claims
+from .claims import CONTROL, make_checks, make_claims, make_premises
 from .data import (
     CIFAR,
     augment_cifar,
@@ -59,9 +61,9 @@ from .train import (
     SCLNet,
     TrainConfig,
     embed,
-    linear_probe_accuracy,
+    linear_probe_correct,
     mlp,
-    ncc_accuracy,
+    ncc_correct,
     resnet18_cifar,
     train_scl,
 )
@@ -275,10 +277,14 @@ def _network_data(preset: Preset, seed: int, ratio: float, ctx: RunContext):
 
 def measure_network(preset: Preset, seed: int, *, ratio: float, tau: float, variant: str,
                     ctx: RunContext, data) -> dict:  # fmt: skip
-    """Train one SupCon network and measure its training geometry and test accuracy."""
+    """Train one SupCon network and measure its training geometry and test accuracy (the
+    ``CONTROL`` variant: the ReLU network at its initialisation, not trained). The per-item
+    test scores are kept beside the metrics (``items``): on CIFAR every seed is scored on the
+    same test set, so the accuracy tests need them."""
     Xtr, ytr, Xte, yte, majority = data
     device = ctx.torch_device
-    relu, binding = variant.startswith("relu"), variant.endswith("+bind")
+    untrained = variant == CONTROL
+    relu, binding = variant.startswith("relu") or untrained, variant.endswith("+bind")
     seed_everything(seed)
     config = TrainConfig(epochs=preset.net_epochs, batch_size=preset.net_batch, lr=preset.net_lr,
                          temperature=tau, warmup_epochs=preset.net_warmup, binding=binding)  # fmt: skip
@@ -310,7 +316,8 @@ def measure_network(preset: Preset, seed: int, *, ratio: float, tau: float, vari
     if ckpt is not None and not ctx.resume:
         ckpt.unlink(missing_ok=True)  # a fresh run never continues an old one
     t0 = time.perf_counter()
-    history = train_scl(model, ytr, fetch, config, seed=seed, desc=name, checkpoint=ckpt)
+    history = [float("nan")] if untrained else train_scl(model, ytr, fetch, config, seed=seed,
+                                                         desc=name, checkpoint=ckpt)  # fmt: skip
     seconds = time.perf_counter() - t0
 
     def chunks(X):
@@ -319,13 +326,15 @@ def measure_network(preset: Preset, seed: int, *, ratio: float, tau: float, vari
     z_tr, h_tr = embed(model, chunks(Xtr_t))
     z_te, h_te = embed(model, chunks(Xte_t))
     out = geometry(h_tr, ytr, majority, int(ytr.max()) + 1)
+    items = {"ncc_acc": ncc_correct(h_tr, ytr, h_te, yte),
+             "probe_acc": linear_probe_correct(h_tr, ytr, h_te, yte, seed)}  # fmt: skip
     out.update({
         "zero_rows_train": zero_row_fraction(z_tr),
         "zero_rows_test": zero_row_fraction(z_te),
-        "ncc_acc": ncc_accuracy(h_tr, ytr, h_te, yte),
-        "probe_acc": linear_probe_accuracy(h_tr, ytr, h_te, yte, seed),
+        "ncc_acc": float(items["ncc_acc"].mean()),
+        "probe_acc": float(items["probe_acc"].mean()),
         "final_loss": history[-1],
-        "epochs": float(len(history)),
+        "epochs": 0.0 if untrained else float(len(history)),
         "train_seconds": seconds,
     })  # fmt: skip
     if binding:
@@ -335,7 +344,7 @@ def measure_network(preset: Preset, seed: int, *, ratio: float, tau: float, vari
             bound and not set(sampler.binding) & set(sampler.pool)
         )
     M = class_means(h_tr, ytr)
-    return {"metrics": out, "gram": M @ M.T}
+    return {"metrics": out, "gram": M @ M.T, "items": items}
 
 
 # ------------------------------------------------------------------ the run
@@ -346,6 +355,10 @@ def run(ctx: RunContext) -> Report:
         if missing:
             load_cifar(ctx.data_dir, preset.data)  # raises MissingDataError
     metrics, grams, curves = Metrics(), {}, {}
+    items = {}  # (group/variant, accuracy) -> {seed: per-test-item scores}
+    arms = list(preset.net_variants)
+    if {"plain", "relu"} <= set(arms):
+        arms.append(CONTROL)  # the no-op arm of the network claims
     runs = ufm_runs(preset)
     for seed in ctx.seeds:
         ctx.log.info("seed %d: UFM / UFM+ (%d settings)", seed, len(runs))
@@ -361,7 +374,7 @@ def run(ctx: RunContext) -> Report:
         for ratio in preset.net_ratios:
             data = None
             for tau in preset.net_temperatures:
-                for variant in preset.net_variants:
+                for variant in arms:
                     group = net_group(ratio, tau)
 
                     def work(r=ratio, t=tau, v=variant, s=seed):
@@ -372,11 +385,15 @@ def run(ctx: RunContext) -> Report:
 
                     unit = ctx.cached(f"{group}/{variant}/seed{seed}", work)
                     metrics.update(seed, unit["metrics"], prefix=f"{group}/{variant}/")
-                    grams.setdefault(f"{group}/{variant}", unit["gram"])
+                    for acc, scores in unit["items"].items():
+                        items.setdefault((f"{group}/{variant}", acc), {})[seed] = scores
+                    if variant != CONTROL:
+                        grams.setdefault(f"{group}/{variant}", unit["gram"])
             ctx.save_partial(metrics)
     ctx.save_figure(plot_grams(grams), "gram_heatmaps.png")
     ctx.save_figure(plot_curves(curves), "ufm_convergence.png")
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset),
+                  premises=make_premises(metrics, preset))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)

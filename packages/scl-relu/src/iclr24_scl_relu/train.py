@@ -193,20 +193,31 @@ def embed(model: SCLNet, batches: Iterable[Tensor]) -> tuple[np.ndarray, np.ndar
     return z.numpy(), normalize_rows(z).numpy()
 
 
-def ncc_accuracy(h_train, y_train, h_test, y_test) -> float:
-    """Nearest class mean (cosine) on normalised embeddings: the classifier neural collapse
-    predicts; no parameter to tune."""
+def ncc_correct(h_train, y_train, h_test, y_test) -> np.ndarray:
+    """Per test item, whether the nearest class mean (cosine) on normalised embeddings is its
+    class (1.0 / 0.0): the classifier neural collapse predicts; no parameter to tune."""
     k = int(max(y_train.max(), y_test.max())) + 1
     means = np.stack([h_train[y_train == c].mean(0) for c in range(k)])
     means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
-    return float(((h_test @ means.T).argmax(1) == y_test).mean())
+    return ((h_test @ means.T).argmax(1) == y_test).astype(float)
 
 
-def linear_probe_accuracy(h_train, y_train, h_test, y_test, seed: int = 0) -> float:
-    """A multinomial logistic regression on the frozen normalised embeddings (SupContrast
-    evaluates SupCon by a linear classifier on the frozen encoder)."""
+def ncc_accuracy(h_train, y_train, h_test, y_test) -> float:
+    """Nearest-class-mean test accuracy (the mean of :func:`ncc_correct`)."""
+    return float(ncc_correct(h_train, y_train, h_test, y_test).mean())
+
+
+def linear_probe_correct(h_train, y_train, h_test, y_test, seed: int = 0) -> np.ndarray:
+    """Per test item, whether a multinomial logistic regression on the frozen normalised
+    embeddings classifies it right (SupContrast evaluates SupCon by a linear classifier on the
+    frozen encoder)."""
     from sklearn.linear_model import LogisticRegression
 
     clf = LogisticRegression(max_iter=2000, random_state=seed)
     clf.fit(h_train, y_train)
-    return float(clf.score(h_test, y_test))
+    return (clf.predict(h_test) == y_test).astype(float)
+
+
+def linear_probe_accuracy(h_train, y_train, h_test, y_test, seed: int = 0) -> float:
+    """Linear-probe test accuracy (the mean of :func:`linear_probe_correct`)."""
+    return float(linear_probe_correct(h_train, y_train, h_test, y_test, seed).mean())
