@@ -1,32 +1,37 @@
 """The claims' criteria on small hand-made metrics (no training): Auto MPG is non-inferiority
-on paired per-seed MSEs within 5 % of the peer's mean, the scalability ratios are thresholds on
-per-seed ratios (noise that cannot decide is inconclusive), convergence is a claim that fails
-when a fit hits the epoch cap."""
+on paired per-seed MSEs within 5 % of the peer's mean, with the linear regression as its no-op
+arm (a control that passes makes it inconclusive); the real datasets' shared test set counts
+its items in the SE; the scalability time ratios are thresholds on per-seed ratios (noise that
+cannot decide is inconclusive; the parameter counts are a check); convergence is a premise
+whose failure makes the claims resting on it inconclusive."""
 
 from dataclasses import replace
 
-from iclr24_smnn.claims import make_checks, make_claims
+import numpy as np
+import pytest
+from iclr24_smnn.claims import make_checks, make_claims, make_premises
 from iclr24_smnn.experiment import PRESETS
 
-from iclr24_common import Metrics
+from iclr24_common import Metrics, apply_premises
 
 PRESET = replace(PRESETS["default"], tasks=("autompg", "scalability"), scal_m=(1, 20))
 MODELS = ["smnn", "lmn", "umnn", "gbm"]
 TASKS = ["autompg"]
 
 
-def metrics(*, smnn_mse=(7.5, 7.7, 7.6), smnn_time_hi=(0.040, 0.041, 0.039), capped=0) -> Metrics:
+def metrics(*, smnn_mse=(7.5, 7.7, 7.6), smnn_time_hi=(0.040, 0.041, 0.039), capped=0,
+            linear=(11.5, 11.9, 11.2), smnn_params_hi=17017) -> Metrics:  # fmt: skip
     m = Metrics()
     for s in range(3):
         for model, mse in (("smnn", smnn_mse[s]), ("lmn", 8.7), ("umnn", 7.6 + 0.1 * s),
-                           ("gbm", 9.0)):  # fmt: skip
+                           ("gbm", 9.0), ("linear", linear[s])):  # fmt: skip
             m.update(s, {"test_mse": mse, "violation_rate": 0.0, "trials": 4.0},
                      prefix=f"autompg/{model}/")  # fmt: skip
-            if model != "gbm":
+            if model not in ("gbm", "linear"):
                 m.update(s, {"converged": 0.0 if (s, model) == (0, "umnn") and capped else 1.0,
                              "best_epoch": 100.0}, prefix=f"autompg/{model}/")  # fmt: skip
         m.add("autompg/smnn/violation_rate_init", s, 0.0)
-        for model, lo, hi, p_lo, p_hi in (("smnn", 0.040, smnn_time_hi[s], 15953, 17017),
+        for model, lo, hi, p_lo, p_hi in (("smnn", 0.040, smnn_time_hi[s], 15953, smnn_params_hi),
                                           ("umnn", 0.11, 2.4 + 0.1 * s, 6915, 113980),
                                           ("lmn", 0.032, 0.029, 6849, 6849)):  # fmt: skip
             m.update(s, {"epoch_seconds_m1": lo, "epoch_seconds_m20": hi, "params_m1": p_lo,
@@ -38,14 +43,32 @@ def claims(m: Metrics) -> dict:
     return {c.id: c for c in make_claims(m, PRESET, MODELS, TASKS)}
 
 
+def premises(m: Metrics) -> dict:
+    return {p.id: p for p in make_premises(m, PRESET, MODELS, TASKS)}
+
+
 def test_comparable_flat_and_converged_hold():
     c = claims(metrics())
     # SMNN 7.5/7.7/7.6 vs UMNN 7.6/7.7/7.8: paired gap -0.1 +/- 0.058 SE, within 5 % of 7.7
-    assert c["autompg-accuracy"].verdict == "holds"
-    assert c["autompg-accuracy"].test.margin == 0.05 * 7.7
-    assert c["scalability"].verdict == "holds" and c["converged"].verdict == "holds"
-    assert {k.id for k in make_checks(metrics(), PRESET, MODELS, TASKS)} == {
-        "monotonicity-guarantee", "peers-monotone", "equal-tuning"}  # fmt: skip
+    a = c["autompg-accuracy"]
+    assert a.verdict == "holds" and a.test.margin == 0.05 * 7.7
+    assert a.test.source.kind == "derived" and "7.44" in a.test.source.text
+    assert a.test.control["outcome"] == "fails"  # the linear regression is 4 MSE behind
+    assert a.regime == "paper" and a.test_set == "per-seed"
+    assert a.rests_on == ("converged/autompg",)
+    assert c["scalability"].verdict == "holds" and c["scalability"].test_set == "none"
+    assert {p["source"]["kind"] for p in c["scalability"].test.parts} == {"ours"}
+    assert "converged" not in c  # a premise now, not a claim of the paper
+    assert premises(metrics())["converged/autompg"].verdict == "holds"
+    assert {k.id: k.holds for k in make_checks(metrics(), PRESET, MODELS, TASKS)} == {
+        "monotonicity-guarantee": True, "peers-monotone": True, "equal-tuning": True,
+        "params-vs-m": True}  # fmt: skip
+
+
+def test_a_linear_regression_as_good_as_the_peer_makes_autompg_inconclusive():
+    # the no-op arm passes the same non-inferiority: the criterion cannot tell SMNN from it
+    a = claims(metrics(linear=(7.5, 7.8, 7.7)))["autompg-accuracy"]
+    assert a.verdict == "inconclusive" and a.test.reason.startswith("control passes")
 
 
 def test_autompg_a_tie_of_means_with_seed_noise_is_inconclusive_not_holds():
@@ -61,8 +84,58 @@ def test_scalability_timing_noise_is_inconclusive_and_growth_fails():
     assert claims(metrics(smnn_time_hi=(0.08, 0.09, 0.1)))["scalability"].verdict == "fails"
 
 
-def test_a_fit_stopped_by_the_cap_keeps_converged_from_holding():
-    assert claims(metrics(capped=1))["converged"].verdict != "holds"
+def test_a_fit_stopped_by_the_cap_fails_the_premise_and_makes_autompg_inconclusive():
+    m = metrics(capped=1)
+    p = premises(m)["converged/autompg"]
+    assert p.verdict == "fails" and "umnn 2/3" in p.measured
+    c = claims(m)
+    assert c["autompg-accuracy"].test.outcome == "holds"  # the test alone would hold
+    apply_premises(list(c.values()), [p])
+    assert c["autompg-accuracy"].verdict == "inconclusive"
+    assert c["autompg-accuracy"].premise.startswith("premise converged/autompg fails")
+    assert c["scalability"].verdict == "holds"  # timing rests on no training
+
+
+def test_parameter_counts_are_a_check_that_fails_when_smnn_grows():
+    checks = {k.id: k for k in make_checks(metrics(smnn_params_hi=30000), PRESET, MODELS, TASKS)}
+    assert not checks["params-vs-m"].holds  # 30000 / 15953 = 1.88 > 1.5
+
+
+HEART = replace(PRESET, tasks=("paper_datasets",))
+
+
+def heart(smnn_right: int, peer_right: int, disagree: int, n: int = 200):
+    """Heart accuracies on one shared test set of ``n`` items, every seed scoring alike: the
+    peer is right on ``peer_right`` items; SMNN agrees with it except on ``disagree`` items,
+    where SMNN is right on ``smnn_right`` of them and the peer on the rest."""
+    peer = np.zeros(n)
+    peer[:peer_right] = 1.0
+    smnn = peer.copy()
+    smnn[peer_right - (disagree - smnn_right) : peer_right] = 0.0  # the peer right, SMNN wrong
+    smnn[peer_right : peer_right + smnn_right] = 1.0  # SMNN right, the peer wrong
+    linear = np.r_[np.ones(150), np.zeros(n - 150)]
+    m, items = Metrics(), {}
+    for model, row in (("smnn", smnn), ("lmn", peer), ("linear", linear)):
+        items[f"heart/{model}"] = {s: row for s in range(3)}
+        for s in range(3):
+            m.update(s, {"test_accuracy": row.mean(), "converged": 1.0}, prefix=f"heart/{model}/")
+    return m, items
+
+
+def test_a_shared_test_set_counts_its_items_in_the_se():
+    tasks = ["heart"]
+    m, items = heart(smnn_right=2, peer_right=170, disagree=2)  # SMNN +1 point on 2 items
+    (c,) = make_claims(m, HEART, ["smnn", "lmn"], tasks, items)
+    assert c.id == "heart-accuracy" and c.test_set == "shared" and c.test.se_basis == "items"
+    assert c.verdict == "holds" and c.test.seed_se == 0 and c.test.item_se > 0
+    assert c.test.control["outcome"] == "fails"  # logistic regression 75 % vs 85 %
+    # a tie of accuracies whose items disagree on 40 of 200: the item noise cannot decide,
+    # though every seed scored the same
+    m, items = heart(smnn_right=20, peer_right=170, disagree=40)
+    (c,) = make_claims(m, HEART, ["smnn", "lmn"], tasks, items)
+    assert c.verdict == "inconclusive" and c.test.item_se > 0.02
+    with pytest.raises(ValueError, match="per-item"):
+        make_claims(m, HEART, ["smnn", "lmn"], tasks)  # no items: the seeds' SE 0 would pass
 
 
 def noise_metrics(smnn_slope, base_slopes=(0.40, 0.45, 0.50), jitter=(0.0, 0.02, -0.02)) -> Metrics:

@@ -87,3 +87,15 @@ def test_tuning_keeps_the_configuration_with_the_best_validation_loss(monkeypatc
 def test_every_model_has_the_same_number_of_trials():
     assert {len(g) for g in E.GRIDS.values()} == {E.TRIALS}
     assert E.GRIDS["smnn"][0] == {"lr": E.OFFICIAL_LR}  # the official default comes first
+
+
+def test_the_no_op_arm_is_one_untuned_linear_fit_scored_per_item(tmp_path):
+    _learnable_heart(tmp_path)
+    res, config = E.measure_paper_dataset(E.PRESETS["smoke"], "heart", "linear", 0, tmp_path)
+    assert config == {} and res["trials"] == 1.0  # a control is not tuned
+    items = res["test_items"]  # one fixed test set: the per-item scores stay for the SE
+    assert items.shape == (300,) and set(np.unique(items)) <= {0.0, 1.0}
+    assert res["test_accuracy"] == pytest.approx(items.mean())
+    res, _ = E.measure_autompg(E.PRESETS["smoke"], "linear", 0)
+    assert "test_items" not in res and 6.0 < res["test_mse"] < 20.0  # per-seed split: no items
+    assert ("autompg", "linear") in E.control_jobs(E.PRESETS["smoke"])

@@ -11,7 +11,10 @@ boosting estimator.
 * a calibrated lattice (Gupta et al. 2016; You et al. 2017) from ``pytorch-lattice``, used
   where that package is installed (it cannot be a dependency: see the README);
 * gradient boosting with monotone constraints (scikit-learn ``HistGradientBoosting*``,
-  ``monotonic_cst``).
+  ``monotonic_cst``);
+* the no-op arm of the accuracy claims: a linear (least squares) or logistic regression on
+  the same split, scored through the same test (a criterion it passes cannot tell a
+  monotone network from a linear fit).
 
 LMN, UMNN and the lattice are the peers whose monotonicity is guaranteed, as SMNN's; the
 lattice's and UMNN's cost grows with the number of monotone inputs (2^m lattice vertices;
@@ -41,6 +44,7 @@ NEURAL = ("smnn", "mlp", "same", "lmn", "umnn", "lattice")
 UNCONSTRAINED = ("mlp", "same")  # the paper's own baselines: not monotone
 MONOTONE_PEERS = ("lmn", "umnn", "lattice", "gbm")  # monotone by their own construction
 GROWING_PEERS = ("umnn", "lattice")  # cost grows with the number of monotone inputs
+CONTROLS = ("linear",)  # the accuracy claims' no-op arm: not tuned, not a peer
 
 
 class LinearOutput(Dense):
@@ -232,3 +236,11 @@ def monotone_gbm(
         n_iter_no_change=20,
         random_state=random_state,
     )
+
+
+def linear_model(*, classification: bool = False):
+    """The accuracy claims' no-op arm: least squares (regression) or L2 logistic regression
+    (classification, scikit-learn's defaults), fitted on the training rows alone."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    return LogisticRegression(max_iter=1000) if classification else LinearRegression()

@@ -1,7 +1,11 @@
-"""The paper's claims and the code's checks, computed from the measured metrics (never typed in).
+"""The paper's claims, their premises and the code's checks, computed from the measured
+metrics (never typed in).
 
 A claim's verdict (holds / fails / inconclusive) comes from a test on paired per-seed values
-(``iclr24_common.verdicts``); a check is an invariant that holds by construction.
+(``iclr24_common.verdicts``); a premise (every network stopped by patience) is measured and
+can fail, and makes the claims that rest on it inconclusive; a check is an invariant that
+holds by construction. Every claim is in the paper's regime: the data sizes, the official
+structures and the numbers m of monotone inputs are the paper's (see the README).
 
 The paper's own figures are quoted from its Tables 2-3 as a later paper reprints them (see
 the README): Auto MPG MSE SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20; COMPAS accuracy SMNN 69.3 %,
@@ -17,6 +21,8 @@ from iclr24_common import (
     Check,
     Claim,
     Metrics,
+    Premise,
+    Source,
     all_of,
     non_inferiority,
     none_of,
@@ -33,21 +39,36 @@ PAPER_TABLES = {  # SMNN and LMN in the paper's Tables 2-3 (as reprinted; see th
     "loan": "SMNN 65.0 % +/- 0.1, LMN 65.4 % +/- 0.0 (Table 2)",
     "heart": "SMNN 0.88 +/- 0.04, LMN 0.90 +/- 0.02 (Table 3)",
 }
-# The paper's "comparable" accuracy: an error (MSE, RMSE) within 5 % of the best monotone
-# peer's mean (its Auto MPG 7.44 vs LMN 7.58 is 2 % apart and is called comparable).
+# The paper's "comparable" accuracy: an error (MSE) within 5 % of the best monotone peer's
+# mean. The paper calls SMNN's Auto MPG 7.44 vs LMN's 7.58 (1.9 % apart) and Heart 0.88 vs
+# LMN's 0.90 (2.2 % apart) comparable (Table 3); 5 % allows a little over twice the larger.
 COMPARABLE = 0.05
+COMPARABLE_WHY = ("the paper calls gaps of 1.9 % (Auto MPG MSE: SMNN 7.44 vs LMN 7.58) and "
+                  "2.2 % (Heart accuracy: 0.88 vs LMN 0.90) to the best peer comparable "
+                  "(Table 3); 5 % allows a little over twice the larger")  # fmt: skip
 # "Comparable" classification accuracy: within 1 accuracy point (0.01) of the best peer (the
 # paper calls Loan's 65.0 % vs LMN's 65.4 % and COMPAS 69.3 % vs 69.3 % comparable).
 COMPARABLE_ACC = 0.01
+COMPARABLE_ACC_WHY = ("the paper calls Loan 65.0 % vs LMN 65.4 % (0.4 points) and COMPAS "
+                      "69.3 % vs 69.3 % comparable (Table 2); 1 point is 2.5x the larger gap "
+                      "(its Heart 0.88 vs 0.90, Table 3, would allow 2)")  # fmt: skip
 # "Grows much less" (Friedman #1 under noise): SMNN's slope of error on noise lower by more
 # than the same 5 % of the unconstrained network's mean slope (a gain inside "comparable" is
 # not "better").
 BETTER = COMPARABLE
-# Scalability: SMNN's cost ratio (largest m / smallest m, m = 1 -> 20 monotone inputs) counted
+# Scalability: SMNN's time ratio (largest m / smallest m, m = 1 -> 20 monotone inputs) counted
 # as flat: below 1.5 (the paper's figure shows a flat line; a 50 % rise over a 20x growth of m
-# would be visible in it). A peer whose cost grows with m must grow at least 2x as much.
+# would be visible in it). A peer whose cost grows with m must grow at least 2x as much. Both
+# are ours, fixed before any run that they decided, at the commits named in their sources.
 SCALE_FLAT = 1.5
+SCALE_FLAT_SOURCE = Source.ours(
+    "a 50 % rise over a 20x growth of m would be visible in the paper's flat line (its "
+    "scalability figure has no numbers)", commit="50a6460")  # fmt: skip
 GROWS = 2.0
+GROWS_SOURCE = Source.ours(
+    "a peer 'lacks scalability' (Table 1) when its cost grows at least twice as much as "
+    "SMNN's over the same m", commit="a96e54b")  # fmt: skip
+CONTROL_NAME = {"test_mse": "linear regression", "test_accuracy": "logistic regression"}
 
 
 def _score(task: str) -> tuple[str, bool]:
@@ -65,75 +86,98 @@ def _best(metrics: Metrics, task: str, models, higher: bool, metric: str) -> str
     return pick(have, key=lambda m: metrics.mean(f"{task}/{m}/{metric}"))
 
 
-def make_claims(metrics: Metrics, preset, models, tasks) -> list[Claim]:
-    """The paper's claims measured here; ``preset`` is the ``Preset`` that produced ``metrics``."""
+def make_claims(metrics: Metrics, preset, models, tasks, items=None) -> list[Claim]:
+    """The paper's claims measured here; ``preset`` is the ``Preset`` that produced ``metrics``;
+    ``items`` maps ``task/model`` to the per-seed per-item test scores of the real datasets
+    (one fixed test set: their SE includes the test items)."""
     claims = []
     claims += _noise_claim(metrics, tasks)
     if "autompg" in tasks:
-        peer = _best(metrics, "autompg", [m for m in models if m in MONOTONE_PEERS], False,
-                     "test_mse")  # fmt: skip
-        if peer:
-            s, p = metrics.mean("autompg/smnn/test_mse"), metrics.mean(f"autompg/{peer}/test_mse")
-            gap = metrics.gap("autompg/smnn/test_mse", f"autompg/{peer}/test_mse")
-            claims.append(
-                Claim(
-                    id="autompg-accuracy",
-                    statement="On Auto MPG, SMNN is as accurate as the state-of-the-art "
-                    "monotonic networks.",
-                    paper="Table 3: Auto MPG MSE, SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20",
-                    measured=f"SMNN MSE {metrics.fmt('autompg/smnn/test_mse')} vs the best "
-                    f"tuned monotone peer ({peer}) {metrics.fmt(f'autompg/{peer}/test_mse')} "
-                    f"(ratio of means {s / p:.3f}; SMNN - peer {gap}; "
-                    + (
-                        f"{preset.autompg_folds}-fold CV)"
-                        if preset.autompg_folds
-                        else "one 60/20/20 split per seed)"
-                    ),  # fmt: skip
-                    criterion=f"SMNN's test MSE vs the best monotone peer's ({peer}), paired "
-                    f"per seed; tolerance {COMPARABLE * p:.4g} = {COMPARABLE:.0%} of the peer's "
-                    "mean (the paper's 'comparable')",
-                    test=non_inferiority(
-                        metrics.by_seed("autompg/smnn/test_mse"),
-                        metrics.by_seed(f"autompg/{peer}/test_mse"),
-                        tolerance=COMPARABLE * p,
-                        higher_is_better=False,
-                    ),
-                )
-            )
+        claims += _accuracy_claim(metrics, preset, models, tasks, "autompg", items)
     for task in [t for t in tasks if t in D.PAPER_DATASETS]:
-        metric, higher = _score(task)
-        peer = _best(metrics, task, [m for m in models if m in MONOTONE_PEERS], higher, metric)
-        if not peer:
-            continue
-        p = metrics.mean(f"{task}/{peer}/{metric}")
-        tol = COMPARABLE_ACC if higher else COMPARABLE * p
-        claims.append(
-            Claim(
-                id=f"{task}-accuracy",
-                statement=f"On {task}, SMNN is as accurate as the state-of-the-art monotonic "
-                "networks.",
-                paper=PAPER_TABLES[task],
-                measured=f"SMNN {metric} {metrics.fmt(f'{task}/smnn/{metric}')} vs the best "
-                f"monotone peer ({peer}) {metrics.fmt(f'{task}/{peer}/{metric}')}",
-                criterion=f"SMNN's {metric} vs the best monotone peer's ({peer}), paired per "
-                "seed; tolerance "
-                + (
-                    f"{tol:g} (1 accuracy point)"
-                    if higher
-                    else f"{tol:.4g} = {COMPARABLE:.0%} of the peer's mean"
-                )
-                + " (the paper's 'comparable')",
-                test=non_inferiority(
-                    metrics.by_seed(f"{task}/smnn/{metric}"),
-                    metrics.by_seed(f"{task}/{peer}/{metric}"),
-                    tolerance=tol,
-                    higher_is_better=higher,
-                ),
-            )
-        )
+        claims += _accuracy_claim(metrics, preset, models, tasks, task, items)
     claims += _scalability_claims(metrics, preset, models)
-    claims += _converged_claim(metrics, preset, models, tasks)
     return claims
+
+
+def _accuracy_claim(metrics: Metrics, preset, models, tasks, task: str, items) -> list[Claim]:
+    """SMNN "comparable" to the best monotone peer: non-inferiority on paired per-seed test
+    errors (or accuracies), with the linear (logistic) regression as the no-op arm. Auto MPG
+    splits its rows per seed; the real datasets score every seed on their official test set,
+    so their SE includes the test items (an RMSE is judged as its MSE: per-item squared
+    errors average to it)."""
+    metric, higher = _score(task)
+    judged = "test_mse" if metric == "test_rmse" else metric
+    peer = _best(metrics, task, [m for m in models if m in MONOTONE_PEERS], higher, judged)
+    if not peer:
+        return []
+    p, s = metrics.mean(f"{task}/{peer}/{judged}"), metrics.mean(f"{task}/smnn/{judged}")
+    ctl = f"{task}/linear/{judged}"
+    c = metrics.mean(ctl)
+    shared = task in D.PAPER_DATASETS
+    if higher:
+        tol, source = COMPARABLE_ACC, Source.derived(
+            f"1 accuracy point (0.01): {COMPARABLE_ACC_WHY}")  # fmt: skip
+        moved = (f"SMNN's accuracy {s:.1%} vs logistic regression's {c:.1%} "
+                 f"({(s - c) * 100:+.1f} points)")  # fmt: skip
+    else:
+        rel = COMPARABLE if judged == metric else (1 + COMPARABLE) ** 2 - 1
+        tol = rel * p
+        rmse = "" if judged == metric else (
+            f"; an RMSE within {COMPARABLE:.0%} is an MSE within (1 + {COMPARABLE:g})^2 - 1 = {rel:.2%}")  # fmt: skip
+        source = Source.derived(f"{rel:.4g} x the peer's mean MSE {p:.4g} = {tol:.4g}: "
+                                f"{COMPARABLE_WHY}{rmse}")  # fmt: skip
+        moved = f"SMNN's MSE {s:.4g} vs linear regression's {c:.4g} (SMNN / linear {s / c:.3g})"
+    it = None
+    if shared:
+        if not items or any(f"{task}/{m}" not in items for m in ("smnn", peer, "linear")):
+            raise ValueError(f"{task} scores every seed on one test set: give its per-item "
+                             "scores (items=)")  # fmt: skip
+        it = tuple(items[f"{task}/{m}"] for m in ("smnn", peer, "linear"))
+    test = non_inferiority(
+        metrics.by_seed(f"{task}/smnn/{judged}"), metrics.by_seed(f"{task}/{peer}/{judged}"),
+        tolerance=tol, higher_is_better=higher, source=source, items=it,
+        control=metrics.by_seed(ctl), control_name=CONTROL_NAME[judged],
+    )  # fmt: skip
+    if task == "autompg":
+        gap = metrics.gap("autompg/smnn/test_mse", f"autompg/{peer}/test_mse")
+        protocol = (f"{preset.autompg_folds}-fold CV" if preset.autompg_folds
+                    else "one 60/20/20 split per seed")  # fmt: skip
+        return [Claim(
+            id="autompg-accuracy",
+            statement=f"On Auto MPG, SMNN's test MSE is within {COMPARABLE:.0%} of the best "
+            "monotone peer's (the paper's 'as accurate as the state-of-the-art monotonic "
+            "networks').",
+            paper="Table 3: Auto MPG MSE, SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20",
+            measured=f"SMNN MSE {metrics.fmt('autompg/smnn/test_mse')} vs the best tuned "
+            f"monotone peer ({peer}) {metrics.fmt(f'autompg/{peer}/test_mse')} (ratio of means "
+            f"{s / p:.3f}; SMNN - peer {gap}; {protocol}); no-op arm, linear regression "
+            f"{metrics.fmt(ctl)}",
+            criterion=f"SMNN's test MSE vs the best monotone peer's ({peer}), paired per seed; "
+            f"tolerance {tol:.4g} = {COMPARABLE:.0%} of the peer's mean (the paper's "
+            "'comparable'); the linear regression through the same test",
+            test=test, regime="paper", test_set="per-seed",
+            rests_on=_rests(metrics, [task], models, f"converged/{task}"), moved=moved,
+        )]  # fmt: skip
+    shown = metric if not higher else "test_accuracy"
+    return [Claim(
+        id=f"{task}-accuracy",
+        statement=f"On {task}, SMNN is within "
+        + ("1 accuracy point" if higher else f"{COMPARABLE:.0%} (RMSE)")
+        + " of the best monotone peer (the paper's 'as accurate as the state-of-the-art "
+        "monotonic networks').",
+        paper=PAPER_TABLES[task],
+        measured=f"SMNN {shown} {metrics.fmt(f'{task}/smnn/{shown}')} vs the best monotone peer "
+        f"({peer}) {metrics.fmt(f'{task}/{peer}/{shown}')}; no-op arm, "
+        f"{CONTROL_NAME[judged]} {metrics.fmt(f'{task}/linear/{shown}')}",
+        criterion=f"SMNN's {judged} vs the best monotone peer's ({peer}), paired per seed on "
+        "the official test set (SE over seeds and test items); tolerance "
+        + (f"{tol:g} (1 accuracy point)" if higher else f"{tol:.4g} (an RMSE within "
+           f"{COMPARABLE:.0%} of the peer's)")
+        + f"; the {CONTROL_NAME[judged]} through the same test",
+        test=test, regime="paper", test_set="shared",
+        rests_on=_rests(metrics, [task], models, f"converged/{task}"), moved=moved,
+    )]  # fmt: skip
 
 
 def _slopes(metrics: Metrics, model: str, noises: list[float]) -> dict[int, float] | None:
@@ -173,7 +217,8 @@ def _noise_claim(metrics: Metrics, tasks) -> list[Claim]:
         Claim(
             id="friedman-noise-robust",
             statement="The monotone prior makes SMNN's error grow less with the label noise "
-            "than the unconstrained networks' errors.",
+            f"than the unconstrained networks' errors (its slope lower by more than {BETTER:.0%} "
+            "of theirs; the paper says 'much less').",
             paper="Figure 3 (Friedman #1, noise std 0, 2, 5, 10, 20): the MLP's denoised test "
             "error grows with the noise, SMNN's much less (no numbers found)",
             measured=f"denoised test MSE at noise {levels}: SMNN {curve('smnn')}"
@@ -185,8 +230,24 @@ def _noise_claim(metrics: Metrics, tasks) -> list[Claim]:
             f"std ({levels}); SMNN's vs the unconstrained network whose slope is lowest "
             f"({base}); margin {margin:.4g} = {BETTER:.0%} of {base}'s mean slope",
             test=superiority(
-                slopes["smnn"], slopes[base], margin=margin, higher_is_better=False
-            ),  # fmt: skip
+                slopes["smnn"],
+                slopes[base],
+                margin=margin,
+                higher_is_better=False,
+                source=Source.derived(
+                    f"{BETTER:.0%} x {base}'s mean slope {_mean(slopes[base]):.4g} = "
+                    f"{margin:.4g}: a gain inside the 'comparable' band is not 'less' "
+                    f"({COMPARABLE_WHY})"
+                ),
+            ),
+            regime="paper",
+            test_set="per-seed",
+            rests_on=_rests(
+                metrics,
+                [f"friedman_noise{nz:g}" for nz in noises],
+                ("smnn", *UNCONSTRAINED),
+                "converged/friedman",
+            ),
         )
     ]
 
@@ -205,13 +266,14 @@ def _mean(d: dict[int, float]) -> float:
 
 
 def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
+    """The time per epoch against m (the parameter counts are closed forms of the structure:
+    a check, :func:`make_checks`)."""
     ms = sorted(preset.scal_m)
     if "scalability" not in preset.tasks or len(ms) < 2:
         return []
     peers = [m for m in GROWING_PEERS if m in models]
-    t_s, p_s = _ratios(metrics, "smnn", "epoch_seconds", ms), _ratios(metrics, "smnn", "params", ms)
+    t_s = _ratios(metrics, "smnn", "epoch_seconds", ms)
     t_p = {m: _ratios(metrics, m, "epoch_seconds", ms) for m in peers}
-    p_p = {m: _ratios(metrics, m, "params", ms) for m in peers}
     if t_s is None or not peers:
         return []
 
@@ -226,73 +288,94 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
         f"{_mean(t_s):.2f} ({ms_per_epoch('smnn')} ms)"
     )
     measured += "".join(f", {m} {_mean(t_p[m]):.2f} ({ms_per_epoch(m)} ms)" for m in peers)
-    measured += f"; parameter ratio SMNN {_mean(p_s):.2f}" + "".join(
-        f", {m} {_mean(p_p[m]):.3g}" for m in peers
-    )
     # per seed: how many times faster than SMNN's the peer's cost grows
     grows = {m: {s: t_p[m][s] / t_s[s] for s in t_s if s in t_p[m]} for m in peers}
     return [
         Claim(
             id="scalability",
-            statement="SMNN's training cost does not grow with the number of monotone inputs, "
-            "unlike monotonic networks whose cost does (UMNN, lattices).",
+            statement=f"SMNN's training time per epoch grows by less than {SCALE_FLAT:g}x from "
+            f"m={ms[0]} to m={ms[-1]} monotone inputs (of 40), while a monotonic network whose "
+            f"cost grows with m (UMNN, lattices) grows more than {GROWS:g}x as much.",
             paper="Section 4 scalability test (m = 1..20 monotone of 40 inputs): SMNN's training "
             "time stays flat (figure; no numbers found); Table 1: lattice and UMNN-type methods "
             "lack scalability in m",
             measured=measured,
-            criterion=f"all of, on per-seed ratios (cost at m={ms[-1]} / cost at m={ms[0]}; "
-            f"time: median epoch, for SMNN and LMN the median over {preset.scal_rounds} "
-            f"interleaved rounds): SMNN's time ratio and parameter ratio each below "
-            f"{SCALE_FLAT:g}; each growing peer's ({', '.join(peers)}) time ratio over SMNN's "
-            f"above {GROWS:g}" + (" (1 seed: judged as 1 value)" if n == 1 else ""),
+            criterion=f"all of, on per-seed ratios (time at m={ms[-1]} / time at m={ms[0]}: "
+            f"median epoch, for SMNN and LMN the median over {preset.scal_rounds} interleaved "
+            f"rounds; one thread): SMNN's time ratio below {SCALE_FLAT:g}; each growing peer's "
+            f"({', '.join(peers)}) time ratio over SMNN's above {GROWS:g}"
+            + (" (1 seed: judged as 1 value)" if n == 1 else ""),
             test=all_of(
-                threshold(t_s, threshold=SCALE_FLAT, higher_is_better=False),
-                threshold(p_s, threshold=SCALE_FLAT, higher_is_better=False),
-                *(threshold(grows[m], threshold=GROWS) for m in peers),
+                threshold(
+                    t_s, threshold=SCALE_FLAT, higher_is_better=False, source=SCALE_FLAT_SOURCE
+                ),
+                *(threshold(grows[m], threshold=GROWS, source=GROWS_SOURCE) for m in peers),
             ),
+            regime="paper",
+            test_set="none",
         )
     ]
 
 
-def _converged_claim(metrics: Metrics, preset, models, tasks) -> list[Claim]:
-    """Every network fit ends by early stopping, not by the epoch cap: a measured outcome of
-    the budget rule (it can fail), so a claim; the precondition of the accuracy claims."""
+def _fit_counts(metrics: Metrics, tasks, models) -> dict[str, list[dict[int, float]]]:
+    """Per network: the ``converged`` flags (per seed) of its fits on ``tasks``."""
     conv = {m: [metrics.by_seed(f"{t}/{m}/converged") for t in tasks
                 if f"{t}/{m}/converged" in metrics] for m in models if m in NEURAL}  # fmt: skip
-    conv = {m: v for m, v in conv.items() if v}
-    if not conv:
-        return []
-    seeds = sorted({s for v in conv.values() for d in v for s in d})
-    # per seed: fits stopped by the cap (1 - converged; an Auto MPG CV unit counts its folds'
-    # fraction)
-    capped = {s: sum(1.0 - d[s] for v in conv.values() for d in v if s in d) for s in seeds}
-    fits = sum(len(v) for v in conv.values())
-    return [
-        Claim(
-            id="converged",
-            statement="every network is trained to convergence under the same rule: early "
-            f"stopping after {preset.patience} epochs without a better validation loss, cap "
-            f"{preset.max_epochs} epochs (the budget rule the accuracy claims rest on; the "
-            "paper's own epoch counts were not published)",
-            paper="not a figure of the paper: the precondition of its comparisons (the official "
-            "scripts take the epoch count as an unpublished argument)",
+    return {m: v for m, v in conv.items() if v}
+
+
+def _rests(metrics: Metrics, tasks, models, pid: str) -> tuple[str, ...]:
+    """The premise a claim on ``tasks`` rests on, where a network was fitted there."""
+    return (pid,) if _fit_counts(metrics, tasks, models) else ()
+
+
+def premise_groups(tasks, models) -> list[tuple[str, list[str], tuple[str, ...]]]:
+    """The groups of fits each claim compares, and its premise: ``(id, tasks, models)``."""
+    noise = [t for t in tasks if t.startswith("friedman_noise")]
+    groups = [("converged/friedman", noise, ("smnn", *UNCONSTRAINED))] if len(noise) > 1 else []
+    return groups + [(f"converged/{t}", [t], tuple(models)) for t in tasks
+                     if t == "autompg" or t in D.PAPER_DATASETS]  # fmt: skip
+
+
+def make_premises(metrics: Metrics, preset, models, tasks) -> list[Premise]:
+    """Every network fit a claim compares ends by early stopping, not by the epoch cap: a
+    precondition of the accuracy and noise claims (not a statement of the paper), measured,
+    one premise per claim; a capped fit makes that claim inconclusive."""
+    out = []
+    for pid, group, group_models in premise_groups(tasks, models):
+        conv = _fit_counts(metrics, group, group_models)
+        if not conv:
+            continue
+        seeds = sorted({s for v in conv.values() for d in v for s in d})
+        # per seed: fits stopped by the cap (1 - converged; an Auto MPG CV unit counts its
+        # folds' fraction)
+        capped = {s: sum(1.0 - d[s] for v in conv.values() for d in v if s in d) for s in seeds}
+        fits = sum(len(v) for v in conv.values())
+        out.append(Premise(
+            id=pid,
+            statement=f"every network fit of {pid.split('/')[1]} ({', '.join(conv)}) is trained "
+            f"to convergence under the same rule: early stopping after {preset.patience} epochs "
+            f"without a better validation loss, cap {preset.max_epochs} epochs",
+            paper="not a statement of the paper: the precondition of its comparisons (the "
+            "official scripts take the epoch count as an unpublished argument)",
             measured=", ".join(
                 f"{m} {sum(sum(d.values()) for d in v):.0f}/{sum(len(d) for d in v)}"
                 for m, v in conv.items()
             )
             + " fits stopped by patience (mean best epoch: "
-            + ", ".join(f"{m} {_mean_best(metrics, m, tasks):.0f}" for m in conv)
+            + ", ".join(f"{m} {_mean_best(metrics, m, group):.0f}" for m in conv)
             + ")",
-            criterion=f"the number of network fits ({fits} per seed) stopped by the epoch cap "
-            "rather than by patience: none (the total over the seeds below 0.5)",
+            criterion=f"the number of these network fits ({fits} per seed) stopped by the epoch "
+            "cap rather than by patience: none (the total over the seeds below 0.5)",
             test=none_of(capped),
-        )
-    ]
+        ))  # fmt: skip
+    return out
 
 
 def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
     """Invariants of the code: the monotonicity guarantees (SMNN's by construction, the
-    peers' by theirs) and equal tuning. (Convergence is measured, so it is a claim.)"""
+    peers' by theirs), equal tuning and the parameter counts against m (closed forms of the
+    structures). (Convergence is measured, so it is a premise.)"""
     checks = []
     rates = [v for t in tasks for s in ("violation_rate", "violation_rate_init")
              for v in _vals(metrics, f"{t}/smnn/{s}")]  # fmt: skip
@@ -350,7 +433,38 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
                 "asserted to have TRIALS points per model)",
             )
         )
+    checks += _params_check(metrics, preset, models)
     return checks
+
+
+def _params_check(metrics: Metrics, preset, models) -> list[Check]:
+    ms = sorted(preset.scal_m)
+    p_s = _ratios(metrics, "smnn", "params", ms) if len(ms) > 1 else None
+    peers = {m: _ratios(metrics, m, "params", ms) for m in GROWING_PEERS if m in models}
+    peers = {m: r for m, r in peers.items() if r}
+    if not p_s or not peers:
+        return []
+
+    def counts(model):
+        return " -> ".join(f"{metrics.mean(f'scalability/{model}/params_m{m}'):.0f}" for m in ms)
+
+    return [
+        Check(
+            id="params-vs-m",
+            statement=f"SMNN's parameter count grows by less than {SCALE_FLAT:g}x from m={ms[0]} "
+            f"to m={ms[-1]} monotone inputs; each growing peer's by more than {GROWS:g}x "
+            "SMNN's ratio",
+            measured=f"SMNN {counts('smnn')} (ratio {_mean(p_s):.3g})"
+            + "".join(f", {m} {counts(m)} (ratio {_mean(r):.3g})" for m, r in peers.items()),
+            criterion=f"SMNN's ratio < {SCALE_FLAT:g} and each peer's ratio > {GROWS:g} x "
+            "SMNN's, on every seed",
+            holds=all(v < SCALE_FLAT for v in p_s.values())
+            and all(r[s] > GROWS * p_s[s] for r in peers.values() for s in r if s in p_s),
+            why="parameter counts are closed forms of the structures: a monotone input moves "
+            "from SMNN's ReLU unit to its exp unit (a few first-layer weights more), while "
+            "UMNN adds one integrand network per monotone input and a lattice 2^m vertices",
+        )
+    ]
 
 
 def _mean_best(metrics: Metrics, model: str, tasks) -> float:

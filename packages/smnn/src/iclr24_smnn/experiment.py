@@ -13,6 +13,9 @@ over several seeds, on:
 * time per epoch and parameter count against the number m of monotone inputs (of 40);
 * (``paper`` preset) COMPAS, Blog Feedback, Loan Defaulter, Heart Disease from their CSVs.
 
+On Auto MPG and the real datasets a linear (or logistic) regression on the same split is the
+accuracy claims' no-op arm (``CONTROLS``): not tuned, not a peer.
+
 One budget rule for every network: Adam, the task's batch size, early stopping on the
 validation loss (patience) under one epoch cap. Every model is tuned the same way: each has
 a grid of ``TRIALS`` configurations, the one with the lowest validation loss on the first
@@ -44,6 +47,7 @@ from iclr24_common import (
 from . import data as D
 from .audit import monotonicity_audit
 from .baselines import (
+    CONTROLS,
     GROWING_PEERS,
     MLP,
     CalibratedLatticeNet,
@@ -51,9 +55,10 @@ from .baselines import (
     SameStructureNet,
     UMNNSum,
     has_lattice,
+    linear_model,
     monotone_gbm,
 )
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .figures import contour_figure, noise_figure, scalability_figure
 from .smnn import SMNN, SMNNConfig, count_parameters
 from .train import TrainConfig, train_model
@@ -274,7 +279,9 @@ class Task:
 def fit_once(model: str, split: D.Split, task: Task, preset: Preset, config: dict,
              seed: int) -> tuple[dict[str, float], object]:  # fmt: skip
     """Fit one configuration of ``model``; return its selection loss, test score, audit and
-    cost, and the fitted model (a torch module in the targets' units, or the estimator)."""
+    cost, and the fitted model (a torch module in the targets' units, or the estimator).
+    ``test_items`` holds the per-item test scores (correct 0/1, or squared error), whose
+    mean is the test score: the item-level SE of a fixed test set needs them."""
     seed_everything(seed)
     d = split.X_train.shape[1]
     sel_X, sel_y = (
@@ -282,10 +289,14 @@ def fit_once(model: str, split: D.Split, task: Task, preset: Preset, config: dic
     )
     t0 = time.perf_counter()
     out: dict[str, float] = {}
-    if model == "gbm":
-        est = monotone_gbm(d, task.mono, classification=task.classification, random_state=seed,
-                           **config)  # fmt: skip
-        est.fit(split.X_train, split.y_train, X_val=sel_X, y_val=sel_y)
+    if model in ("gbm", *CONTROLS):
+        if model == "gbm":
+            est = monotone_gbm(d, task.mono, classification=task.classification,
+                               random_state=seed, **config)  # fmt: skip
+            est.fit(split.X_train, split.y_train, X_val=sel_X, y_val=sel_y)
+        else:
+            est = linear_model(classification=task.classification).fit(split.X_train,
+                                                                       split.y_train)  # fmt: skip
         if task.classification:
             p = np.clip(est.predict_proba(sel_X)[:, 1], 1e-7, 1 - 1e-7)
             out["select_loss"] = float(-np.mean(sel_y * np.log(p) + (1 - sel_y) * np.log(1 - p)))
@@ -293,7 +304,8 @@ def fit_once(model: str, split: D.Split, task: Task, preset: Preset, config: dic
         else:
             out["select_loss"] = float(np.mean((est.predict(sel_X) - sel_y) ** 2))
             z_test = est.predict(split.X_test)
-        out["epochs_run"] = float(est.n_iter_)
+        if model == "gbm":
+            out["epochs_run"] = float(est.n_iter_)
         fitted = est.decision_function if task.classification else est
     else:
         net = build(model, d, task.mono, task.structure, config, split.X_train, task.mlp_hidden,
@@ -319,9 +331,12 @@ def fit_once(model: str, split: D.Split, task: Task, preset: Preset, config: dic
         with torch.no_grad():
             z_test = fitted(_t(split.X_test)).double().numpy()
     if task.classification:  # the logit's sign, as the official scripts (pred_y > 0)
-        out["test_accuracy"] = float(np.mean((z_test > 0) == (split.y_test > 0.5)))
+        items = ((z_test > 0) == (split.y_test > 0.5)).astype(float)  # (n_test,) correct
+        out["test_accuracy"] = float(np.mean(items))
     else:
-        out["test_mse"] = float(np.mean((z_test - split.y_test) ** 2))
+        items = (z_test - split.y_test) ** 2  # (n_test,) squared errors
+        out["test_mse"] = float(np.mean(items))
+    out["test_items"] = items
     out["violation_rate"] = monotonicity_audit(fitted, split.X_test, task.mono).violation_rate
     out["train_seconds"] = time.perf_counter() - t0
     return out, fitted
@@ -330,10 +345,11 @@ def fit_once(model: str, split: D.Split, task: Task, preset: Preset, config: dic
 def fit_tuned(model: str, split: D.Split, task: Task, preset: Preset, seed: int,
               config: dict | None = None) -> tuple[dict[str, float], object, dict]:  # fmt: skip
     """Fit ``config``, or (None) every configuration of the model's grid and keep the one
-    with the lowest selection loss. Returns (metrics, fitted model, chosen configuration)."""
+    with the lowest selection loss (a control has one configuration, ``{}``). Returns
+    (metrics, fitted model, chosen configuration)."""
     if config is not None:
         return (*fit_once(model, split, task, preset, config, seed), config)
-    grid = GRIDS[model] if preset.tune else GRIDS[model][:1]
+    grid = [{}] if model in CONTROLS else GRIDS[model] if preset.tune else GRIDS[model][:1]
     best = None
     for cfg in grid:
         res, fitted = fit_once(model, split, task, preset, cfg, seed)
@@ -351,6 +367,7 @@ def measure_friedman(preset: Preset, noise: float, model: str, seed: int,
     split = D.friedman(noise, preset.friedman_n, seed)
     task = Task(STRUCTURES["friedman"], D.FRIEDMAN_MONOTONE, mlp_hidden=FRIEDMAN_MLP)
     res, _, config = fit_tuned(model, split, task, preset, seed, config)
+    res.pop("test_items")  # each seed draws its own test data: the seeds' SE covers it
     return res, config
 
 
@@ -364,6 +381,7 @@ def measure_synthetic2d(preset: Preset, model: str, seed: int, config: dict | No
     split = D.synthetic_2d(preset.synth_n, seed)
     task = Task(STRUCTURES["synthetic2d"], D.SYNTHETIC2D_MONOTONE)
     res, fitted, config = fit_tuned(model, split, task, preset, seed, config)
+    res.pop("test_items")
     g = np.linspace(0, 1, CONTOUR_GRID)
     grid = np.column_stack([a.ravel() for a in np.meshgrid(g, g)])  # (G*G, 2): x varies fastest
     if isinstance(fitted, torch.nn.Module):
@@ -409,6 +427,7 @@ def measure_autompg(preset: Preset, model: str, seed: int, config: dict | None =
     per_split = []
     for k, split in enumerate(autompg_splits(preset, seed)):
         res, _, config = fit_tuned(model, split, task, preset, seed * 100 + k, config)
+        res.pop("test_items")  # each seed splits its own test rows: the seeds' SE covers them
         per_split.append(res)
     keys = [k for k in per_split[-1] if k != "train_seconds"]  # the first also has "trials"
     out = {key: float(np.mean([f[key] for f in per_split])) for key in keys}
@@ -421,7 +440,8 @@ def measure_autompg(preset: Preset, model: str, seed: int, config: dict | None =
 def measure_paper_dataset(preset: Preset, name: str, model: str, seed: int, root,
                           config: dict | None = None) -> tuple[dict[str, float], dict]:  # fmt: skip
     """One of the paper's real datasets from its preprocessed CSVs (official test split; 20 %
-    of the training rows are the validation split)."""
+    of the training rows are the validation split). Every seed is scored on the same test
+    rows, so the per-item scores stay (``test_items``) for the item-level SE."""
     spec = D.PAPER_DATASETS[name]
     Xtr, ytr, Xte, yte = D.load_paper_dataset(root, name)
     perm = np.random.default_rng(seed).permutation(len(Xtr))
@@ -500,6 +520,13 @@ def fits(preset: Preset, task: str, model: str) -> bool:
     return top or model in preset.noise_sweep_models
 
 
+def control_jobs(preset: Preset) -> list[tuple[str, str]]:
+    """The (task, control) units: the no-op arm of every accuracy claim (Auto MPG and the real
+    datasets)."""
+    return [(t, c) for t in accuracy_tasks(preset) for c in CONTROLS
+            if t == "autompg" or t in D.PAPER_DATASETS]  # fmt: skip
+
+
 def models_of(preset: Preset, log=None) -> list[str]:
     """The preset's models, in a fixed order, less the lattice where it is not installed."""
     models = [m for m in GRIDS if m in preset.models]
@@ -531,7 +558,9 @@ def run(ctx: RunContext) -> Report:
                  models, f"{TRIALS} configurations each" if preset.tune else "no tuning",
                  preset.selection, preset.max_epochs, preset.patience)  # fmt: skip
     metrics, surfaces, chosen = Metrics(), {}, {}
+    items: dict[str, dict[int, np.ndarray]] = {}  # "task/model" -> seed -> per-item scores
     jobs = [(t, m) for t in accuracy_tasks(preset) for m in models if fits(preset, t, m)]
+    jobs += control_jobs(preset)
     for i, seed in enumerate(ctx.seeds):
         # the (task, model) units of a seed are independent: one process per core, one
         # thread each (every fit seeds itself); the first seed tunes, the others reuse
@@ -542,6 +571,9 @@ def run(ctx: RunContext) -> Report:
         }, desc=f"seed {seed}")  # fmt: skip
         for task, model in jobs:
             res, config, surface = units[f"seed{seed}/{task}/{model}"]
+            res = dict(res)
+            if "test_items" in res:  # a fixed test set (the real datasets)
+                items.setdefault(f"{task}/{model}", {})[seed] = res.pop("test_items")
             chosen[(task, model)] = config
             if surface is not None and i == 0:
                 surfaces[model] = surface
@@ -561,8 +593,9 @@ def run(ctx: RunContext) -> Report:
     tasks = accuracy_tasks(preset)
     return Report(
         metrics=metrics,
-        claims=make_claims(metrics, preset, models, tasks),
+        claims=make_claims(metrics, preset, models, tasks, items),
         checks=make_checks(metrics, preset, models, tasks),
+        premises=make_premises(metrics, preset, models, tasks),
         extra={
             "models": models,
             "selection": preset.selection,
