@@ -180,3 +180,27 @@ def test_a_control_records_how_far_the_method_moved():
         [1.0, 1.1, 0.9], [2.0, 2.0, 2.0], higher_is_better=False, control=[2.0, 2.1, 1.9]
     )
     assert w.outcome == "holds" and w.control["moved"] == pytest.approx(1.0)
+
+
+def test_all_items_agreeing_gets_the_rule_of_three_floor():
+    # every seed solves all 20 shared items: SE 0 empirically, but 20/20 does not make the
+    # rate exactly 1: the rule of three's floor (1.5 / n) lets a clear pass hold
+    items = {s: [1.0] * 20 for s in range(3)}
+    acc = {s: 1.0 for s in range(3)}
+    v = threshold(acc, threshold=0.5, items=items, source=SRC)
+    assert v.item_se == pytest.approx(1.5 / 20) and v.outcome == "holds"
+    # ... and not one too close to the threshold
+    assert threshold(acc, threshold=0.9, items=items, source=SRC).outcome == "inconclusive"
+    # a constant non-binary score keeps SE 0: no pass on it
+    flat = {s: [0.5] * 20 for s in range(3)}
+    v = threshold({s: 0.5 for s in range(3)}, threshold=0.1, items=flat, source=SRC)
+    assert v.outcome == "inconclusive" and v.reason == "SE 0 over seeds and items"
+
+
+def test_a_control_equal_to_the_reference_on_every_seed_passes():
+    # the no-op arm scores exactly the reference on every seed (SE 0): it passes the
+    # non-inferiority, so the method's pass tells nothing
+    ref = [0.80, 0.82, 0.81]
+    v = non_inferiority([0.81, 0.82, 0.80], ref, tolerance=0.02, control=list(ref),
+                        control_name="switched off", source=SRC)  # fmt: skip
+    assert v.control["outcome"] == "holds" and v.outcome == "inconclusive"

@@ -28,9 +28,11 @@ results contract refuses a test without one.
 **Test-set noise.** Where every seed is scored on the same fixed test set, the seeds' spread
 misses the test items' sampling noise: pass the per-item scores (``items=``; for each seed an
 array whose mean is that seed's value) and the SE becomes the larger of the seed-level SE and
-the item-level SE (the SE over items of the seed-averaged per-item differences). A test of
-``>= 2`` seeds whose values are all equal (SE 0) and that would hold is ``inconclusive``
-("SE 0"): a pass earned only because every seed scored the same is not a pass.
+the item-level SE (the SE over items of the seed-averaged per-item differences; for 0/1
+scores that all agree, the rule of three's floor 1.5 / n). A test of ``>= 2`` seeds whose
+values are all equal (SE 0) and that would hold is ``inconclusive`` ("SE 0"): a pass earned
+only because every seed scored the same is not a pass. (A control is judged without that
+rule: a degenerate arm equal to the reference on every seed passes.)
 
 **Controls.** A test may be given a degenerate ``control`` (an untrained model, a rule that
 never fires, the intervention switched off, random at the same budget) in place of ``a``: the
@@ -169,16 +171,28 @@ def _item_matrix(values: Values, items: Items, seeds: list[int] | None) -> np.nd
     return m
 
 
-def _item_se(per_item: np.ndarray) -> float:
-    """SE over the test items of the seed-averaged per-item quantity ((seeds, items) in)."""
+def _item_se(per_item: np.ndarray, binary: bool = False) -> float:
+    """SE over the test items of the seed-averaged per-item quantity ((seeds, items) in).
+    Where the items are 0/1 scores and every item gave the same value (all solved, none
+    solved, no item differing), the empirical SE is 0 but the rate is not known exactly: the
+    rule of three (no event in n items puts the rate's 95 % upper bound at 3/n) gives the
+    floor SE = 1.5 / n."""
     d = per_item.mean(axis=0)
+    if np.ptp(d) == 0:  # every item the same (exactly: no rounding noise from the std)
+        return 1.5 / d.size if binary else 0.0
     return float(d.std(ddof=1) / math.sqrt(d.size))
+
+
+def _binary(*matrices: np.ndarray) -> bool:
+    """Whether every per-item score is 0 or 1 (a correct / incorrect test item)."""
+    return all(np.isin(m, (0.0, 1.0)).all() for m in matrices)
 
 
 def _mean_se(d: np.ndarray) -> tuple[float, float]:
     if d.size == 0:
         raise ValueError("no values to judge")
-    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else 0.0
+    # equal values have SE exactly 0 (the std of their float mean need not be)
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 and np.ptp(d) > 0 else 0.0
     return float(d.mean()), se
 
 
@@ -315,11 +329,12 @@ def _with_control(v: Verdict, control: Verdict | None, name: str,
 
 def _judge(kind: str, d: np.ndarray, d_control: np.ndarray | None, moved: np.ndarray | None,
            margin: float, higher: bool, source: Source | None, control_name: str,
-           items: np.ndarray | None = None, items_control: np.ndarray | None = None) -> Verdict:  # fmt: skip
+           items: np.ndarray | None = None, items_control: np.ndarray | None = None,
+           binary: bool = False) -> Verdict:  # fmt: skip
     """Run ``kind`` on the differences ``d`` (the method's, "better" = positive after the
     sign) and, when given, on ``d_control`` (the same test with the control in the method's
     place); ``items`` are the (seeds, items) per-item differences where a shared test set's
-    scores were given."""
+    scores were given (``binary``: 0/1 scores)."""
     if source is not None and not isinstance(source, Source):
         raise TypeError("source= is a Source (Source.paper / .derived / .ours)")
     sign = 1.0 if higher else -1.0
@@ -327,28 +342,31 @@ def _judge(kind: str, d: np.ndarray, d_control: np.ndarray | None, moved: np.nda
     # once every package keeps v4
     rule = source is not None
     v = _decide(kind, sign * d, margin, higher,
-                None if items is None else _item_se(sign * items), rule)  # fmt: skip
+                None if items is None else _item_se(sign * items, binary), rule)  # fmt: skip
     c = None
     if d_control is not None:
-        c_se = None if items_control is None else _item_se(sign * items_control)
-        c = _decide(kind, sign * d_control, margin, higher, c_se, rule)
+        c_se = None if items_control is None else _item_se(sign * items_control, binary)
+        # the control is judged without the SE-0 rule: a degenerate arm that equals the
+        # reference on every seed passes (and so keeps the claim from holding)
+        c = _decide(kind, sign * d_control, margin, higher, c_se, zero_se_rule=False)
         moved = _mean_se(sign * moved)
     return replace(_with_control(v, c, control_name, moved), source=source)
 
 
-def _comparison_items(a, b, control, items) -> tuple[np.ndarray | None, np.ndarray | None]:
+def _comparison_items(a, b, control, items) -> tuple[np.ndarray | None, np.ndarray | None, bool]:
     """The (seeds, items) per-item differences ``a - b`` (and ``control - b``) from
-    ``items=(a_items, b_items[, control_items])``."""
+    ``items=(a_items, b_items[, control_items])``, and whether the scores are 0/1."""
     if items is None:
-        return None, None
+        return None, None, False
     if not isinstance(items, tuple) or len(items) not in (2, 3):
         raise TypeError("items= for a comparison is (a_items, b_items[, control_items])")
     if control is not None and len(items) < 3:
         raise ValueError("a control on a shared test set needs its items: (a, b, control)")
     seeds = sorted(set(a) & set(b)) if isinstance(a, Mapping) and isinstance(b, Mapping) else None
-    b_m = _item_matrix(b, items[1], seeds)
-    ctl = None if control is None else _item_matrix(control, items[2], seeds) - b_m
-    return _item_matrix(a, items[0], seeds) - b_m, ctl
+    a_m, b_m = _item_matrix(a, items[0], seeds), _item_matrix(b, items[1], seeds)
+    c_m = None if control is None else _item_matrix(control, items[2], seeds)
+    binary = _binary(a_m, b_m, *([] if c_m is None else [c_m]))
+    return a_m - b_m, None if c_m is None else c_m - b_m, binary
 
 
 def superiority(a: Values, b: Values, *, margin: float = 0.0, higher_is_better: bool = True,
@@ -359,10 +377,10 @@ def superiority(a: Values, b: Values, *, margin: float = 0.0, higher_is_better: 
     ``items=(a_items, b_items[, control_items])``: per-item scores on a shared test set."""
     if margin < 0:
         raise ValueError("a superiority margin is >= 0")
-    it, it_c = _comparison_items(a, b, control, items)
+    it, it_c, binary = _comparison_items(a, b, control, items)
     return _judge("superiority", _paired(a, b), None if control is None else _paired(control, b),
                   None if control is None else _paired(a, control), margin, higher_is_better,
-                  source, control_name, it, it_c)  # fmt: skip
+                  source, control_name, it, it_c, binary)  # fmt: skip
 
 
 def non_inferiority(a: Values, b: Values, *, tolerance: float, higher_is_better: bool = True,
@@ -373,11 +391,11 @@ def non_inferiority(a: Values, b: Values, *, tolerance: float, higher_is_better:
     intervention off, or random at the same budget) as ``control``."""
     if tolerance < 0:
         raise ValueError("a non-inferiority tolerance is >= 0")
-    it, it_c = _comparison_items(a, b, control, items)
+    it, it_c, binary = _comparison_items(a, b, control, items)
     return _judge("non-inferiority", _paired(a, b),
                   None if control is None else _paired(control, b),
                   None if control is None else _paired(a, control), tolerance, higher_is_better,
-                  source, control_name, it, it_c)  # fmt: skip
+                  source, control_name, it, it_c, binary)  # fmt: skip
 
 
 def threshold(x: Values, *, threshold: float, higher_is_better: bool = True,
@@ -388,17 +406,20 @@ def threshold(x: Values, *, threshold: float, higher_is_better: bool = True,
     ``items``: the per-item scores of ``x`` on a shared test set (``(x_items,
     control_items)`` with a control)."""
     it = it_c = None
+    binary = False
     if items is not None:
         own, ctl = (items[0], items[1] if len(items) > 1 else None) if isinstance(items, tuple) \
             else (items, None)  # fmt: skip
         if control is not None and ctl is None:
             raise ValueError("a control on a shared test set needs its items: (x, control)")
-        it = _item_matrix(x, own, None) - threshold
-        it_c = None if control is None else _item_matrix(control, ctl, None) - threshold
+        it = _item_matrix(x, own, None)
+        it_c = None if control is None else _item_matrix(control, ctl, None)
+        binary = _binary(it, *([] if it_c is None else [it_c]))
+        it, it_c = it - threshold, None if it_c is None else it_c - threshold
     return _judge("threshold", _values(x) - threshold,
                   None if control is None else _values(control) - threshold,
                   None if control is None else _paired(x, control), threshold,
-                  higher_is_better, source, control_name, it, it_c)  # fmt: skip
+                  higher_is_better, source, control_name, it, it_c, binary)  # fmt: skip
 
 
 NONE_SOURCE = Source.derived("'none' is an exact count: the total number of events over the "
