@@ -27,7 +27,7 @@ import torch
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option, progress
 
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .envs import CartPole, LinearSystem, Pendulum, expert_dataset, rollout_reward
 from .figures import plot_lm, plot_rewards
 from .gva import EMASchedule, curve_summary, mean_abs_jump
@@ -352,17 +352,34 @@ def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
     noise = task.second_action_noise if name == "second_floor" else task.action_noise
     (obs, act), val, evals = bc_data(preset, task, env, seed, noise)
     config = preset.configs(task)[name]
-    bar = progress(total=config.steps // config.eval_every,
-                   desc=f"{task.name} {name} seed {seed}")  # fmt: skip
+    n_checkpoints = config.steps // config.eval_every
+    bar = progress(total=n_checkpoints, desc=f"{task.name} {name} seed {seed}")
     t0 = time.perf_counter()
     trainer = BehaviorCloning(env, config, seed=seed)
-    hist = trainer.fit(obs, act, val, evals, progress=lambda: bar.update(1))
+    # the raw and EMA weights at the checkpoint that opens the measured window (the second
+    # half: curve_summary's), to say how far each moved over it
+    opened, done = {}, [0]
+
+    def on_checkpoint():
+        bar.update(1)
+        done[0] += 1
+        if done[0] == n_checkpoints // 2 + 1:
+            opened.update(raw=_flat(trainer.policy), ema=_flat(trainer.ema.module))
+
+    hist = trainer.fit(obs, act, val, evals, progress=on_checkpoint)
     seconds = time.perf_counter() - t0
     bar.close()
     again = rollout_reward(env, trainer.policy, evals)  # common random numbers: same J
     values = dict(curve_summary(hist.reward, hist.loss, hist.excess))
     ema = curve_summary(hist.reward_ema, hist.loss_ema, hist.excess_ema)
     values |= {f"ema/{k}": v for k, v in ema.items()}
+    values |= {
+        # the no-op control: training stopped at the window's first checkpoint (its policy
+        # held fixed: that checkpoint's J over the whole window, no jump at all)
+        "frozen/J_mean": float(hist.reward[len(hist.reward) // 2]),
+        "window_displacement": _displacement(opened["raw"], _flat(trainer.policy)),
+        "ema/window_displacement": _displacement(opened["ema"], _flat(trainer.ema.module)),
+    }
     values |= {
         "action_noise": noise,
         # the label-noise floor of the BC loss, measured: the expert's own validation loss
@@ -379,6 +396,15 @@ def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
         ),
     }
     return {"values": values, "curve": hist.__dict__}
+
+
+def _flat(model: torch.nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten() for p in model.parameters()]).clone()
+
+
+def _displacement(start: torch.Tensor, end: torch.Tensor) -> float:
+    """Relative weight displacement ||end - start|| / ||start||."""
+    return float((end - start).norm() / start.norm().clamp_min(1e-12))
 
 
 @torch.no_grad()
@@ -408,6 +434,10 @@ def lm_unit(preset: Preset, seed: int) -> dict:
     values = {
         "val": float(val[pre].mean()),
         "ema/val": float(ema[pre].mean()),
+        # per validation sequence, averaged over the same checkpoints (rows average to
+        # "val" / "ema/val"): every seed is scored on the same sequences
+        "items/val": np.asarray(out["val_items"])[pre].mean(axis=0).tolist(),
+        "items/ema/val": np.asarray(out["val_ema_items"])[pre].mean(axis=0).tolist(),
         "dval": mean_abs_jump(val[pre]),
         "ema/dval": mean_abs_jump(ema[pre]),
         "val_final": float(val[-1]),
@@ -441,14 +471,19 @@ def run(ctx: RunContext) -> Report:
             ctx.save_partial(metrics)
         figure = "rewards.png" if task.name == "linear" else f"rewards_{task.name}.png"
         ctx.save_figure(plot_rewards(curves, task.name, ctx.seeds[0]), figure)
+    lm_items = None
     if preset.lm_steps:
-        lm_curves = {}
+        lm_curves, lm_items = {}, {"val": {}, "ema/val": {}}
         for seed in ctx.seeds:
             unit = ctx.cached(f"lm/seed{seed}", lambda s=seed: lm_unit(preset, s))
-            metrics.update(seed, unit["values"], prefix="lm/")
+            values = dict(unit["values"])
+            for key in lm_items:
+                lm_items[key][seed] = values.pop(f"items/{key}")
+            metrics.update(seed, values, prefix="lm/")
             lm_curves[seed] = unit["curve"]
         ctx.save_figure(plot_lm(lm_curves[ctx.seeds[0]]), "lm_validation.png")
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset))
+    return Report(metrics, make_claims(metrics, preset, lm_items), make_checks(metrics, preset),
+                  premises=make_premises(metrics, preset))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)

@@ -81,9 +81,16 @@ def lm_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x).flatten(0, 1), y.flatten())
 
 
+def sequence_losses(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
+    """Per sequence, the mean loss over its positions (nats/char): (batch,)."""
+    per_token = F.cross_entropy(model(x).flatten(0, 1), y.flatten(), reduction="none")
+    return per_token.view(y.shape).mean(-1).double().numpy()
+
+
 def train_lm(config: LMConfig, seed: int, text: str | None = None, progress=None) -> dict:
     """Train, and return per checkpoint the validation loss (nats/char) of the raw and the
-    EMA model, on the same held-out batches at every checkpoint (common random numbers)."""
+    EMA model, on the same held-out batches at every checkpoint (common random numbers),
+    and its value per validation sequence (``val_items``, ``val_ema_items``)."""
     data, vocab = encode(text if text is not None else pydoc_text())
     cut = int(0.9 * len(data))
     train, val = data[:cut], data[cut:]
@@ -97,7 +104,8 @@ def train_lm(config: LMConfig, seed: int, text: str | None = None, progress=None
         batches(val, config.batch_size, config.context, vg) for _ in range(config.val_batches)
     ]
     decay_from = int(config.steps * (1 - config.cooldown))
-    out = {"step": [], "val": [], "val_ema": [], "decay_from": decay_from}
+    out = {"step": [], "val": [], "val_ema": [], "val_items": [], "val_ema_items": [],
+           "decay_from": decay_from}  # fmt: skip
     for t in range(1, config.steps + 1):
         lr = config.lr * min(1.0, (config.steps - t + 1) / max(1, config.steps - decay_from))
         for group in opt.param_groups:
@@ -112,8 +120,11 @@ def train_lm(config: LMConfig, seed: int, text: str | None = None, progress=None
             model.eval()
             with torch.no_grad():
                 out["step"].append(t)
-                out["val"].append(float(np.mean([lm_loss(model, *b) for b in val_set])))
-                out["val_ema"].append(float(np.mean([lm_loss(ema.module, *b) for b in val_set])))
+                for net, key in ((model, "val"), (ema.module, "val_ema")):
+                    # every sequence has `context` positions: their mean is the batch loss
+                    items = np.concatenate([sequence_losses(net, *b) for b in val_set])
+                    out[f"{key}_items"].append(items.tolist())
+                    out[key].append(float(items.mean()))
             if progress is not None:
                 progress()
     return out
