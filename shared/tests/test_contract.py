@@ -41,7 +41,7 @@ SMOKE_CPU_GUARD_S = 300.0
 # Packages whose claims do not yet keep "What a verdict can tell" (verdicts v4: regime, sourced
 # criteria, premises, no-op controls, item-level SE): emptied package by package this round.
 V4_PENDING = {
-    "analogical", "aug-rkhs", "batchprompt", "deer", "gadam", "gva",
+    "analogical", "aug-rkhs", "batchprompt", "deer", "gva",
     "labelwave", "point2ssm", "refresh", "sae", "scl-relu",
     "smnn", "svd-update",
 }  # fmt: skip
