@@ -53,18 +53,24 @@ def run_steps(model, x, y, order: torch.Tensor, lr: float, desc: str = "") -> di
     return {"losses": losses, "iters": iters, "seconds": seconds}
 
 
-def accuracy(model, x, y, batch: int = 4) -> float:
-    """Test accuracy in mini-batches (model evaluated as it is configured)."""
+def correct(model, x, y, batch: int = 4) -> np.ndarray:
+    """Per example, whether the model classifies it right (1.0 / 0.0), in mini-batches
+    (model evaluated as it is configured)."""
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    correct = 0
+    hits = []
     with torch.no_grad():
         for i in range(0, len(y), batch):
             logits = model(x[i : i + batch].to(device))
-            correct += int((logits.argmax(-1).cpu() == y[i : i + batch].cpu()).sum())
+            hits.append((logits.argmax(-1).cpu() == y[i : i + batch].cpu()).numpy())
     model.train(was_training)
-    return correct / max(len(y), 1)
+    return np.concatenate(hits).astype(float) if hits else np.zeros(0)
+
+
+def accuracy(model, x, y, batch: int = 4) -> float:
+    """Test accuracy in mini-batches (the mean of :func:`correct`)."""
+    return float(correct(model, x, y, batch).sum()) / max(len(y), 1)
 
 
 def fit(
@@ -113,5 +119,6 @@ def fit(
                             extra={"best_val": best_val, "best_state": best_state,
                                    "seconds": t_train, "generator": gen.get_state()})  # fmt: skip
     model.load_state_dict(best_state)
-    return {"val_acc": best_val, "test_acc": accuracy(model, *splits["test"]),
+    hits = correct(model, *splits["test"])  # the test split's items: every seed scores them
+    return {"val_acc": best_val, "test_acc": float(hits.mean()), "test_correct": hits,
             "train_seconds": t_train}  # fmt: skip
