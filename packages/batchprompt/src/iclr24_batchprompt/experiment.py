@@ -8,7 +8,9 @@ Measurements (each a resumable unit, ``ctx.cached``):
   BPE + SEAS, and the binomial prediction of BPE's accuracy;
 - ``seed<k>/llm/bs<b>``: the ``--llm`` model (default: SmolLM2-135M with the restricted
   label decoder) on ``n_items`` generated points at batch size b (b = 1 is SinglePrompt),
-  K permuted votes; ``seed<k>/llm/bs<b>/seas``: the same with SEAS.
+  K permuted votes; ``seed<k>/llm/bs<b>/seas``: the same with SEAS. Each keeps its per-point
+  predictions and their correctness (the item-level SE of the claims), and the no-op
+  position-only answerer on the same batches (a label read off the point's position alone).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .batchprompt import (
     planned_calls,
     run_batches,
 )
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .data import GENERATED, PAPER_TASKS, SENTIMENT, load_paper_task
 from .decoder import DEFAULT_THRESHOLD, restricted_answerer
 from .figures import plot_accuracy_vs_tokens, plot_position
@@ -192,8 +194,20 @@ def truth(item) -> int | float:
     return parse_number(item["label"])
 
 
+def correct(pred, items) -> list[float]:
+    """Per point: 1.0 when its prediction is its answer (an unanswered point is wrong)."""
+    return [float(p is not None and p == truth(it)) for p, it in zip(pred, items)]
+
+
 def accuracy(pred, items) -> float:
-    return float(np.mean([p is not None and p == truth(it) for p, it in zip(pred, items)]))
+    return float(np.mean(correct(pred, items)))
+
+
+def position_only(task: Task, positions) -> list[int]:
+    """The no-op answerer: a label read off each point's position in its round-1 batch alone
+    (class ``position mod the number of classes``; the position itself on a numeric task),
+    never the point: what a model that cannot read a batch can still score."""
+    return [p % len(task.labels) if task.labels else p for p in positions]
 
 
 def cost_metrics(res: BatchResult, terms: TokenTerms, b: int, k: int,
@@ -254,6 +268,14 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
         seen[first.position] += 1
         right[first.position] += first.label == truth(it)
     extra = {"position_acc": (right / np.maximum(seen, 1)).tolist(), "position_n": seen.tolist()}
+    # per point, for the item-level SE and the fraction of decisions an arm changed
+    if seas:
+        extra["pred"] = {"seas": res.predictions()}
+    else:
+        extra["pred"] = {f"v{r}": res.predictions(rounds=r) for r in range(1, k + 1)}
+        extra["pred"]["position_only"] = position_only(task, [v[0].position for v in res.votes])
+        v[f"{prefix}/position_only/acc"] = accuracy(extra["pred"]["position_only"], items)
+    extra["correct"] = {name: correct(pred, items) for name, pred in extra["pred"].items()}
     if b > 1 and not seas:
         half = b // 2
         v[f"{prefix}/first_half_acc"] = float(right[:half].sum() / max(1, seen[:half].sum()))
@@ -327,7 +349,7 @@ def run(ctx: RunContext) -> Report:
     if preset.task in PAPER_TASKS:
         load_paper_task(ctx.data_dir, preset.task, 1)  # MissingDataError before any work
     models = Models(ctx)
-    metrics, positions = Metrics(), {}
+    metrics, positions, per_point = Metrics(), {}, {}
     try:
         for seed in ctx.seeds:
             sv, sx = ctx.cached(f"seed{seed}/sim", lambda s=seed: sim_unit(preset, s))
@@ -344,8 +366,13 @@ def run(ctx: RunContext) -> Report:
                         key, lambda s=seed, b=b, e=seas: llm_unit(ctx, models, s, b, e)
                     )
                     metrics.update(seed, lv)
+                    per_point.setdefault(seas_prefix(b, seas), {})[seed] = lx
                     if not seas:
                         positions.setdefault(f"llm/bs{b}", []).append(lx["position_acc"])
+                    else:  # the decisions SEAS changed against its no-op, 1 vote at this size
+                        got, naive = lx["pred"]["seas"], per_point[f"llm/bs{b}"][seed]["pred"]["v1"]
+                        metrics.add(f"{seas_prefix(b, seas)}/changed_vs_v1", seed,
+                                    float(np.mean([x != y for x, y in zip(got, naive)])))  # fmt: skip
             ctx.save_partial(metrics)
     except LLMError as e:
         raise UsageError(f"LLM backend failed: {e}") from None
@@ -356,7 +383,12 @@ def run(ctx: RunContext) -> Report:
              "predicted_bpe": [predicted_accuracy(preset.bias, preset.sim_items,
                                                   preset.sim_batch_size, r)
                                for r in range(1, preset.sim_votes + 1)]}  # fmt: skip
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset), extra)
+    # per-point correctness by arm: "llm/bs16/v1", "llm/bs16/position_only", "llm/bs16/seas"
+    items = {prefix if arm == "seas" else f"{prefix}/{arm}":
+             {seed: x["correct"][arm] for seed, x in by_seed.items()}
+             for prefix, by_seed in per_point.items() for arm in next(iter(by_seed.values()))["correct"]}  # fmt: skip
+    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset),
+                  extra, premises=make_premises(metrics, preset, items))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)
