@@ -1,12 +1,14 @@
 """The methods end to end with the scripted capable model, and claims computed from numbers."""
 
+import numpy as np
 import pytest
 from iclr24_analogical import MATH_METHODS, MathContext, make_split, run_method
-from iclr24_analogical.claims import make_claims
+from iclr24_analogical.claims import make_claims, make_premises
 from iclr24_analogical.experiment import PRESETS, Preset
 from iclr24_analogical.scripted import scripted_solver
 
 from iclr24_common import Metrics
+from iclr24_common.results import apply_premises, contract_problems
 
 
 @pytest.mark.parametrize("method", [m for m in MATH_METHODS if m != "retrieved_cot"])
@@ -27,16 +29,41 @@ def test_wrong_model_is_judged_wrong():
     assert summary["acc"] == 0.0 and summary["format_rate"] == 1.0
 
 
+N_TEST = 8
+
+
 def _metrics(acc: dict, tokens: dict, cut: dict | None = None) -> Metrics:
     m = Metrics()
     for seed in (0, 1, 2):
         for name in MATH_METHODS:
             m.update(seed, {f"llm/{name}/acc": acc[name] + 0.01 * seed,
-                            f"llm/{name}/output_tokens": tokens.get(name, 100.0),
+                            f"llm/{name}/output_tokens": tokens.get(name, 100.0) + 10 * seed * (name == "analogical"),
                             f"llm/{name}/extraction_rate": 1.0, f"llm/{name}/marker_rate": 1.0,
                             f"llm/{name}/truncated_rate": (cut or {}).get(name, 0.0),
-                            f"llm/{name}/n": 8.0})  # fmt: skip
+                            f"llm/{name}/n": float(N_TEST)})  # fmt: skip
     return m
+
+
+def _counts(right: dict[str, tuple[int, int, int]]) -> tuple[Metrics, dict]:
+    """Metrics and per-problem items from right answers (of ``N_TEST``) per seed and method."""
+    m, items = Metrics(), {}
+    for j, name in enumerate(MATH_METHODS):
+        ks = right.get(name, (2, 2, 2))
+        for seed, k in enumerate(ks):
+            row = np.zeros(N_TEST)
+            row[np.random.default_rng([seed, j]).permutation(N_TEST)[:k]] = 1.0
+            items.setdefault(name, {})[seed] = row.tolist()
+            m.update(seed, {f"llm/{name}/acc": k / N_TEST, f"llm/{name}/output_tokens": 100.0,
+                            f"llm/{name}/extraction_rate": 1.0, f"llm/{name}/marker_rate": 1.0,
+                            f"llm/{name}/truncated_rate": 0.0, f"llm/{name}/n": float(N_TEST)})  # fmt: skip
+    return m, items
+
+
+def _judge(m: Metrics, preset=None, items=None, shared=False):
+    preset = preset or PRESETS["default"]
+    claims, premises = make_claims(m, preset, items, shared), make_premises(m, preset, items)
+    apply_premises(claims, premises)
+    return {c.id: c for c in claims}, {p.id: p for p in premises}
 
 
 def test_an_exemplars_answer_is_not_the_models():
@@ -61,45 +88,77 @@ def test_an_exemplars_answer_is_not_the_models():
     assert summary["acc"] == 1.0 and summary["extraction_rate"] == 1.0
 
 
-def test_claims_over_the_cut_limit_are_inconclusive():
-    preset = PRESETS["default"]
+def test_claims_over_the_cut_limit_rest_on_a_failed_budget_premise():
     acc = dict.fromkeys(MATH_METHODS, 0.2) | {"analogical": 0.5}
-    claims = {c.id: c for c in make_claims(_metrics(acc, {"analogical": 300.0},
-                                                    {"analogical": 0.5}), preset)}  # fmt: skip
-    for cid in ("small-model-labelled-win", "beats-zero-shot", "relevance-matters"):
-        v = claims[cid].test
-        assert (
-            v.outcome == "inconclusive" and "cut at the token budget: analogical 0.50" in v.reason
-        )
+    claims, premises = _judge(_metrics(acc, {"analogical": 300.0}, {"analogical": 0.5}))
+    assert premises["within-budget/analogical"].verdict == "fails"
+    assert premises["within-budget/zero_shot"].verdict == "holds"
+    for cid in ("small-model-labelled-win", "beats-zero-shot"):
+        assert claims[cid].verdict == "inconclusive"
+        assert claims[cid].premise.startswith("premise within-budget/analogical fails: 0.500")
     # a cut analogical answer only lowers its token count: the cost claim's pass stands ...
     assert claims["cost-output-tokens"].holds
     # ... but not when 0-shot CoT (the denominator) is cut, nor a failure when analogical is
-    claims = {c.id: c for c in make_claims(_metrics(acc, {"analogical": 300.0},
-                                                    {"zero_shot_cot": 0.2}), preset)}  # fmt: skip
+    claims, _ = _judge(_metrics(acc, {"analogical": 300.0}, {"zero_shot_cot": 0.2}))
     assert claims["cost-output-tokens"].verdict == "inconclusive"
-    assert claims["relevance-matters"].holds  # zero_shot_cot is not in this comparison
-    claims = {c.id: c for c in make_claims(_metrics(acc, {}, {"analogical": 0.5}), preset)}
+    assert claims["cost-output-tokens"].premise.startswith("premise within-budget/zero_shot_cot")
+    assert claims["beats-zero-shot"].holds  # the stronger of the zero-shot pair is not cut
+    claims, _ = _judge(_metrics(acc, {}, {"analogical": 0.5}))
     assert claims["cost-output-tokens"].verdict == "inconclusive"
-    # at the limit (0.05) nothing changes
-    claims = {c.id: c for c in make_claims(_metrics(acc, {}, dict.fromkeys(MATH_METHODS, 0.05)),
-                                           preset)}  # fmt: skip
+    # "fewer than 5 %": one answer of 24 (0.042) keeps the premise, 0.05 does not
+    claims, premises = _judge(_metrics(acc, {}, dict.fromkeys(MATH_METHODS, 1 / 24)))
     assert claims["beats-zero-shot"].holds and claims["cost-output-tokens"].verdict == "fails"
+    _, premises = _judge(_metrics(acc, {}, dict.fromkeys(MATH_METHODS, 0.05)))
+    assert premises["within-budget/analogical"].verdict == "fails"
 
 
 def test_claims_follow_the_numbers():
-    preset = PRESETS["default"]
     acc = dict.fromkeys(MATH_METHODS, 0.2) | {"analogical": 0.5}
-    claims = {c.id: c for c in make_claims(_metrics(acc, {"analogical": 300.0}), preset)}
+    claims, _ = _judge(_metrics(acc, {"analogical": 300.0}))
     assert claims["cost-output-tokens"].holds
     assert not claims["small-model-labelled-win"].holds  # analogical won: the claim fails
-    assert claims["beats-zero-shot"].holds and claims["relevance-matters"].holds
-    claims = {c.id: c for c in make_claims(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}), preset)}
+    assert claims["beats-zero-shot"].holds
+    claims, _ = _judge(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}))
     assert not claims["cost-output-tokens"].holds and not claims["beats-zero-shot"].holds
     # a tie passes nothing: equal accuracies fail "more accurate" (margin 1 point)
     assert claims["small-model-labelled-win"].verdict == "fails"
     assert claims["beats-zero-shot"].verdict == "fails"
-    large = {c.id: c for c in make_claims(_metrics(acc, {}), Preset(llm="openai:m@http://x"))}
+    large, _ = _judge(_metrics(acc, {}), Preset(llm="openai:m@http://x"))
     assert large["capable-model-analogical-wins"].holds and "small-model-labelled-win" not in large
+
+
+def test_random_domain_exemplars_are_the_no_op_of_beats_zero_shot():
+    # random-domain self-generated exemplars beat 0-shot just as well: relevance is not shown
+    acc = dict.fromkeys(MATH_METHODS, 0.2) | {"analogical": 0.5, "analogical_random": 0.5}
+    claims, _ = _judge(_metrics(acc, {}))
+    c = claims["beats-zero-shot"]
+    assert c.verdict == "inconclusive" and "control passes" in c.test.reason
+    assert "relevance-matters" not in claims  # not a claim of this paper
+
+
+def test_regimes():
+    claims, _ = _judge(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}))
+    assert claims["small-model-labelled-win"].regime == "paper"  # Table 4: small models
+    for cid in ("cost-output-tokens", "beats-zero-shot"):
+        assert claims[cid].regime == "below" and "SmolLM2-135M" in claims[cid].needs
+    gpt = Preset(llm="openai:gpt-3.5-turbo@http://x", task="gsm8k", n_test=1319)
+    large, _ = _judge(_metrics(dict.fromkeys(MATH_METHODS, 0.3), {}), gpt)
+    assert large["capable-model-analogical-wins"].regime == "paper"
+
+
+def test_item_level_se_on_the_problems():
+    # every seed scores the same (SE 0 over seeds): the problems' SE decides
+    right = {"analogical": (6, 6, 6), "zero_shot": (2, 2, 2), "zero_shot_cot": (2, 2, 2),
+             "analogical_random": (1, 1, 1)}  # fmt: skip
+    m, items = _counts(right)
+    claims, _ = _judge(m)
+    assert claims["beats-zero-shot"].verdict == "inconclusive"  # SE 0 without items
+    claims, _ = _judge(m, items=items)
+    c = claims["beats-zero-shot"]
+    assert c.verdict == "holds" and c.test.se_basis == "items" and c.test.se > 0
+    with pytest.raises(ValueError, match="items="):
+        make_claims(m, PRESETS["default"], None, shared=True)
+    assert _judge(m, items=items, shared=True)[0]["beats-zero-shot"].test_set == "shared"
 
 
 def test_a_win_within_seed_noise_is_not_a_claim():
@@ -112,8 +171,8 @@ def test_a_win_within_seed_noise_is_not_a_claim():
                             f"llm/{name}/output_tokens": 100.0, f"llm/{name}/extraction_rate": 1.0,
                             f"llm/{name}/marker_rate": 1.0, f"llm/{name}/truncated_rate": 0.0,
                             f"llm/{name}/n": 8.0})  # fmt: skip
-    claims = {c.id: c for c in make_claims(m, PRESETS["default"])}
-    assert not claims["beats-zero-shot"].holds and not claims["relevance-matters"].holds
+    claims, _ = _judge(m)
+    assert not claims["beats-zero-shot"].holds
 
 
 def test_bad_preset_values():
@@ -135,33 +194,27 @@ def test_seeds_get_different_problems():
     assert tests[0] != tests[1] and len(tests[0]) == preset.n_test
 
 
-def test_retrieval_is_a_claim_that_can_fail():
+def test_retrieval_is_a_premise_that_can_fail():
     m = _metrics(dict.fromkeys(MATH_METHODS, 0.3), {})
-    for seed, rate in enumerate((0.92, 0.95, 0.90)):
-        m.add("retrieval/same_family_rate", seed, rate)
-    claims = {c.id: c for c in make_claims(m, PRESETS["default"])}
-    assert claims["retrieval-same-family"].verdict == "holds"
-    assert "chance 1/4" in claims["retrieval-same-family"].measured
+    per = {0: [1.0, 1.0, 0.8, 1.0, 1.0, 0.8, 1.0, 0.8], 1: [1.0] * 6 + [0.8, 0.8],
+           2: [1.0, 0.8, 1.0, 1.0, 0.8, 1.0, 1.0, 1.0]}  # fmt: skip
+    for seed, row in per.items():
+        m.add("retrieval/same_family_rate", seed, float(np.mean(row)))
+    claims, premises = _judge(m, items={"retrieval": per})
+    p = premises["retrieval-same-family"]
+    assert p.verdict == "holds" and p.test.se_basis == "items" and "chance 1/4" in p.measured
+    assert "retrieval-same-family" in claims["small-model-labelled-win"].rests_on
     low = _metrics(dict.fromkeys(MATH_METHODS, 0.3), {})
-    for seed, rate in enumerate((0.5, 0.6, 0.55)):
-        low.add("retrieval/same_family_rate", seed, rate)
-    assert {c.id: c for c in make_claims(low, PRESETS["default"])}[
-        "retrieval-same-family"
-    ].verdict == "fails"
+    per = {s: [0.6, 0.4] * 4 for s in range(3)}
+    for seed, row in per.items():
+        low.add("retrieval/same_family_rate", seed, float(np.mean(row)))
+    claims, premises = _judge(low, items={"retrieval": per})
+    assert premises["retrieval-same-family"].verdict == "fails"
+    assert claims["small-model-labelled-win"].verdict == "inconclusive"
 
 
-@pytest.mark.parametrize("spec", ["/no/such/model", "openai:m@http://127.0.0.1:9/v1"])
-def test_an_unusable_llm_is_one_usage_line(spec):
-    # the --llm is opened by iclr24_llm.open_llm: a missing model or a server that does not
-    # answer stops the run at once with one line naming the option (exit 2)
-    import logging
-    from types import SimpleNamespace
-
-    from iclr24_analogical.experiment import Models
-
-    from iclr24_common import UsageError
-
-    ctx = SimpleNamespace(preset=Preset(llm=spec), threads=1, device="cpu",
-                          log=logging.getLogger("test"))  # fmt: skip
-    with pytest.raises(UsageError, match=r"^--llm "):
-        _ = Models(ctx).llm
+def test_claims_keep_the_v4_contract():
+    m, items = _counts({"analogical": (3, 4, 2)})
+    res = {"claims": [c.to_dict() for c in make_claims(m, PRESETS["default"], items)],
+           "premises": [p.to_dict() for p in make_premises(m, PRESETS["default"], items)]}  # fmt: skip
+    assert not [p for p in contract_problems(res, v4=True) if "claim" in p or "premise" in p]

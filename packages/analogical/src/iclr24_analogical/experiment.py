@@ -6,9 +6,10 @@ Per seed (each a resumable unit, ``ctx.cached``):
 - ``seed<k>/scripted``: every method with a scripted capable model (checks the machinery:
   prompts, the three extraction rules, code extraction and the runner);
 - ``seed<k>/retrieval``: how often the retriever's top-K exemplars share the test problem's
-  family (a check of the embedding model);
+  family, per test problem (a premise of the retrieved-CoT baseline);
 - ``seed<k>/<method>``: the ``--llm`` model on the same test problems with every method,
-  greedy, one token budget for all (the claims);
+  greedy, one token budget for all (the claims; each problem's record, with its correctness,
+  gives the item-level SE);
 - ``seed<k>/code-<method>``: the toy programming problems, 0-shot vs self-generated knowledge +
   exemplars, run in the sandbox (Acc@1, Acc@k).
 """
@@ -27,7 +28,7 @@ from iclr24_common import preset_option as option
 from iclr24_llm import SPEC_HELP, LLMError, open_llm
 
 from .baselines import K_FEW_SHOT, MiniLMEmbedder, Retriever
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .coderun import run_program
 from .data import CODE_PROBLEMS, FAMILIES, ONE_STEP, PAPER_TASKS, TWO_STEP, load_task, make_split
 from .figures import plot_methods
@@ -221,11 +222,12 @@ def scripted_unit(ctx: RunContext, pool, test, retriever, seed: int) -> dict[str
     return out
 
 
-def retrieval_unit(retriever, test, k: int) -> dict[str, float]:
-    """Share of retrieved exemplars from the test problem's own family."""
+def retrieval_unit(retriever, test, k: int) -> tuple[dict[str, float], list[float]]:
+    """Share of retrieved exemplars from the test problem's own family: the mean, and per test
+    problem (the item-level SE of the premise)."""
     top = retriever.top_k([p.question for p in test], k)
-    same = [np.mean([e.family == p.family for e in ex]) for p, ex in zip(test, top)]
-    return {"retrieval/same_family_rate": float(np.mean(same))}
+    same = [float(np.mean([e.family == p.family for e in ex])) for p, ex in zip(test, top)]
+    return {"retrieval/same_family_rate": float(np.mean(same))}, same
 
 
 def method_unit(ctx, models, pool, test, retriever, seed, method) -> tuple[dict, list]:
@@ -265,7 +267,7 @@ def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     check_data(preset, ctx.data_dir)
     models = Models(ctx)
-    metrics, samples = Metrics(), {}
+    metrics, samples, items, asked = Metrics(), {}, {}, {}
     try:
         for seed in ctx.seeds:
             pool, test = problems_for(preset, ctx.data_dir, seed)
@@ -275,13 +277,12 @@ def run(ctx: RunContext) -> Report:
                                   lambda p=pool: models.embed([x.question for x in p]))  # fmt: skip
                 retriever = Retriever(pool, models.embed, keys)
                 if preset.task == "generated":
-                    metrics.update(
-                        seed,
-                        ctx.cached(
-                            f"seed{seed}/retrieval",
-                            lambda r=retriever, t=test: retrieval_unit(r, t, preset.k_exemplars),
-                        ),
+                    values, same = ctx.cached(
+                        f"seed{seed}/retrieval",
+                        lambda r=retriever, t=test: retrieval_unit(r, t, preset.k_exemplars),
                     )
+                    metrics.update(seed, values)
+                    items.setdefault("retrieval", {})[seed] = same
             metrics.update(
                 seed,
                 ctx.cached(
@@ -300,6 +301,10 @@ def run(ctx: RunContext) -> Report:
                     method_unit(ctx, models, p, t, r, s, m))  # fmt: skip
                 metrics.update(seed, values)
                 samples[f"seed{seed}/{method}"] = records
+                # each problem's correctness, in one order for every seed (by question)
+                ranked = sorted(records, key=lambda r: r["question"])
+                items.setdefault(method, {})[seed] = [float(r["correct"]) for r in ranked]
+                asked[seed] = [r["question"] for r in ranked]
             for method in CODE_METHODS if preset.code_problems else ():
                 values, records = ctx.cached(
                     f"seed{seed}/code-{method}",
@@ -315,7 +320,11 @@ def run(ctx: RunContext) -> Report:
         ctx.save_figure(plot_methods(metrics, preset), "methods.png")
     llm_name = models.__dict__["llm"].name if "llm" in models.__dict__ else preset.llm
     extra = {"llm": preset.llm, "llm_name": llm_name}
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset), extra)
+    # every seed scored on the same problems (a paper task's whole test set): a shared test set
+    shared = len(ctx.seeds) > 1 and all(q == asked[ctx.seeds[0]] for q in asked.values())
+    return Report(metrics, make_claims(metrics, preset, items, shared),
+                  make_checks(metrics, preset), extra,
+                  premises=make_premises(metrics, preset, items))  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)
