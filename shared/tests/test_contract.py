@@ -42,7 +42,7 @@ SMOKE_CPU_GUARD_S = 300.0
 # criteria, premises, no-op controls, item-level SE): emptied package by package this round.
 V4_PENDING = {
     "analogical", "aug-rkhs", "batchprompt", "deer", "gva",
-    "labelwave", "point2ssm", "refresh", "sae", "scl-relu",
+    "labelwave", "refresh", "sae", "scl-relu",
     "smnn", "svd-update",
 }  # fmt: skip
 
