@@ -37,7 +37,8 @@ def _run(single=(31, 31, 30), bs16=(15, 13, 16), seas=(17, 18, 17), position=(16
         m.update(s, {"llm/bs1/v1/prompt_tokens": 9000 + 10 * s, "llm/bs1/v1/calls": 32,
                      "llm/bs1/v1/formula_tokens": 9000, "llm/bs16/seas/prompt_tokens": 4000 + s,
                      "llm/bs16/first_half_acc": 0.5, "llm/bs16/second_half_acc": 0.4,
-                     "llm/bs16/seas/changed_vs_v1": 0.3 + 0.05 * s})  # fmt: skip
+                     "llm/bs16/seas/changed_vs_v1": 0.3 + 0.05 * s,
+                     "llm/bs16/v1/same_as_position_only": 0.85 + 0.05 * s})  # fmt: skip
         for b in (4, 16):
             for v in range(1, PRESET.votes + 1):
                 if not (b == 16 and v == 1):
@@ -62,6 +63,7 @@ def test_smollm2_like_numbers():
     naive = claims["naive-batching-costs-accuracy"]
     assert naive.verdict == "inconclusive" and naive.test.parts[0]["outcome"] == "holds"
     assert naive.test.parts[1]["outcome"] == "inconclusive"
+    assert "position-only answerer's on 90% of points" in naive.moved
     assert claims["bpe-seas-vs-single"].verdict == "fails"  # -0.4: far outside 1 point
     assert "SEAS changed 35% of the 1-vote decisions" in claims["bpe-seas-vs-single"].moved
     assert all(c.regime == "below" and "ac3c354" in c.needs for c in claims.values())

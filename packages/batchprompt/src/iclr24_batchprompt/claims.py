@@ -148,7 +148,7 @@ def make_claims(metrics: Metrics, preset, items: dict | None = None) -> list[Cla
     reg, needs = regime(preset)
     # 1. naive batching costs accuracy, yet reads the batch (above the position-only answerer)
     gap = metrics.gap(f"{single}/acc", f"llm/bs{big}/v1/acc")
-    pos = f"llm/bs{big}/position_only"
+    pos, same = f"llm/bs{big}/position_only", f"llm/bs{big}/v1/same_as_position_only"
     claims.append(Claim(
         id="naive-batching-costs-accuracy",
         statement=f"naive batching (one vote) at batch size {big} loses more than one accuracy "
@@ -176,6 +176,9 @@ def make_claims(metrics: Metrics, preset, items: dict | None = None) -> list[Cla
                         items=_items(items, f"llm/bs{big}/v1", pos)),
         ),
         regime=reg, needs=needs, test_set="per-seed", rests_on=_rests_on(preset),
+        moved=f"bs {big}'s 1-vote labels are the position-only answerer's on "
+        f"{100 * metrics.mean(same):.0f}% of points (per seed "
+        f"{', '.join(f'{x:.2f}' for x in metrics.values(same))})" if same in metrics else "",
     ))  # fmt: skip
     # 2. BPE + SEAS vs SinglePrompt, with naive batching at the same size as its no-op
     sb2 = max(preset.seas_batch_sizes) if preset.seas_batch_sizes else big

@@ -369,6 +369,12 @@ def run(ctx: RunContext) -> Report:
                     per_point.setdefault(seas_prefix(b, seas), {})[seed] = lx
                     if not seas:
                         positions.setdefault(f"llm/bs{b}", []).append(lx["position_acc"])
+                        # how far naive batching moved from its no-op: labels it shares with
+                        # the position-only answerer
+                        pred = lx["pred"]
+                        metrics.add(f"llm/bs{b}/v1/same_as_position_only", seed,
+                                    float(np.mean([x == y for x, y in
+                                                   zip(pred["v1"], pred["position_only"])])))  # fmt: skip
                     else:  # the decisions SEAS changed against its no-op, 1 vote at this size
                         got, naive = lx["pred"]["seas"], per_point[f"llm/bs{b}"][seed]["pred"]["v1"]
                         metrics.add(f"{seas_prefix(b, seas)}/changed_vs_v1", seed,
