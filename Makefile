@@ -27,7 +27,8 @@ help:
 	@echo "                            legs: $(LEGS)"
 	@echo "make reproduce-<slug>       one paper's default reproduction (results in runs/<slug>/default)"
 	@echo "make reproduce-all          every paper's default reproduction"
-	@echo "make keep-results SLUG=x    runs/x/default becomes packages/x/results/ (what its README reports)"
+	@echo "make keep-results SLUG=x    runs/x/default becomes packages/x/results/ (what its README reports);"
+	@echo "                            RUN=dir NAME=paper-cpu keeps a run on the paper's data beside it"
 	@echo "make tables                 every README's results table, generated from packages/*/results/"
 	@echo "make report | report-check  the results site in report/ (check: rendered in headless Chromium)"
 	@echo "make bench-smoke            every package's smoke timed alone (median of 3): docs/bench-smoke.md"
@@ -103,8 +104,8 @@ reproduce-all: setup
 # `make keep-results SLUG=x`: the finished runs/x/default becomes packages/x/results/ (the file the
 # README reports); `make tables` regenerates every README table from those files.
 keep-results: setup
-	@test -n "$(SLUG)" || { echo "usage: make keep-results SLUG=<slug> [RUN=runs/<slug>/default]"; exit 2; }
-	$(UV) run --no-sync python -m iclr24_common.tables --keep $(SLUG) $(if $(RUN),--run $(RUN))
+	@test -n "$(SLUG)" || { echo "usage: make keep-results SLUG=<slug> [RUN=runs/<slug>/default] [NAME=paper-cpu]"; exit 2; }
+	$(UV) run --no-sync python -m iclr24_common.tables --keep $(SLUG) $(if $(RUN),--run $(RUN)) $(if $(NAME),--name $(NAME))
 
 tables: setup
 	$(UV) run --no-sync python -m iclr24_common.tables

@@ -64,3 +64,20 @@ def test_report_renders_in_a_real_browser(tmp_path, repo_root):
         )
         assert seen["pixel_std"] > 0.02, "the screenshot is blank"
     shutil.rmtree(tmp_path / "site")
+
+
+def test_a_run_on_the_papers_data_is_shown_beside_the_default(tmp_path, fake_repo):
+    root = fake_repo(tmp_path)
+    good = root / "packages/good/results"
+    res = json.loads((good / "default.json").read_text())
+    res["preset"], res["data_files"] = "paper", {"cora/ind.cora.x": "ab" * 32}
+    (good / "paper-cpu.json").write_text(json.dumps(res))
+    (good / "figures/paper-cpu").mkdir(parents=True)
+    (good / "figures/paper-cpu/auc.png").write_bytes(b"png")
+    out = tmp_path / "site"
+    write_report(root, out)
+    index = (out / "index.html").read_text()
+    assert 'href="good.html#paper-cpu">paper-cpu</a>' in index and "none" in index
+    page = (out / "good.html").read_text()
+    assert 'id="paper-cpu"' in page and "SHA-256 " + "ab" * 32 in page
+    assert 'src="good/paper-cpu/auc.png"' in page and (out / "good/paper-cpu/auc.png").exists()

@@ -56,3 +56,29 @@ def test_blocks_say_what_is_missing():
     assert "no results file" in package_block(*read_results(Path("/nonexistent.json")))
     with pytest.raises(FileNotFoundError):
         papers_block(Path("/nonexistent"))
+
+
+def test_a_run_on_the_papers_data_has_its_own_block_and_column(tmp_path, fake_repo):
+    root = fake_repo(tmp_path)
+    good = root / "packages/good"
+    res = json.loads((good / "results/default.json").read_text())
+    res["preset"] = "paper"
+    (root / "paper-run").mkdir()
+    (root / "paper-run/results.json").write_text(json.dumps(res))
+    (root / "paper-run/results.md").write_text("md")
+    (root / "paper-run/fig.png").write_bytes(b"png")
+    # a paper-preset run is refused as the default, kept under its own name
+    assert main(["--root", str(root), "--keep", "good", "--run", str(root / "paper-run")]) == 2
+    assert main(["--root", str(root), "--keep", "good", "--run", str(root / "paper-run"),
+                 "--name", "paper-cpu"]) == 0  # fmt: skip
+    assert (good / "results/paper-cpu.json").exists()
+    assert (good / "results/figures/paper-cpu/fig.png").read_bytes() == b"png"
+    readme = good / "README.md"
+    readme.write_text(readme.read_text() + "\n## On the paper's data\n\n<!-- results:begin (generated "
+                      "by `make tables` from results/paper-cpu.json; do not edit by hand) -->\n"
+                      "<!-- results:end -->\n")  # fmt: skip
+    assert main(["--root", str(root)]) == 0 and main(["--root", str(root), "--check"]) == 0
+    text = readme.read_text()
+    assert text.count("`paper` preset") == 1 and text.count("`default` preset") == 1
+    top = (root / "README.md").read_text()
+    assert "[paper-cpu](packages/good/results/paper-cpu.md): 1 / 0 / 0" in top

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import executors
-from .context import RUNS_FILE, Paper, Report, RunContext, _record_run
+from .context import PARALLEL_FILE, RUNS_FILE, Paper, Report, RunContext, _record_run
 from .data import MissingDataError, data_dir
 from .device import DeviceError, resolve_device
 from .dist import is_main_process
@@ -344,6 +344,7 @@ class ExperimentApp:
             for f in units.glob("*.pkl"):
                 f.unlink()
             (units / RUNS_FILE).unlink(missing_ok=True)
+            (units / PARALLEL_FILE).unlink(missing_ok=True)
         if is_main_process():
             atomic_write_json(stamp, fingerprint)
 

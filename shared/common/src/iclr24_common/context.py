@@ -28,6 +28,7 @@ from .results import Check, Claim, Metrics, Premise, git_commit
 T = TypeVar("T")
 INTERRUPT_ENV = "ICLR24_INTERRUPT_AFTER_UNITS"  # testing aid: Ctrl-C after N computed units
 RUNS_FILE = "runs.json"  # under --out/units: the invocations that made these units
+PARALLEL_FILE = "parallel.json"  # under --out/units: the keys declared through cached_parallel
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +176,7 @@ class RunContext:
         run here, in order, with all the run's threads."""
         if not is_main_process():  # torchrun ranks: every rank computes, rank 0 stores
             return {key: self.cached(key, fn) for key, fn in jobs.items()}
+        self._declare_parallel(jobs)
         if self.executor == "local":
             workers = min(workers or self.workers or self.threads, len(jobs))
             if workers <= 1:
@@ -188,6 +190,16 @@ class RunContext:
         else:
             executors.run_in_processes(self, pending, done, workers, total=len(jobs), desc=desc)
         return {key: done[key] for key in jobs}
+
+    def _declare_parallel(self, jobs: dict) -> None:
+        """Record the keys handed to :meth:`cached_parallel` in ``units/parallel.json`` (the
+        executor's units, as opposed to the driver's): what the contract test recomputes on
+        Ray, with ``--resume``, after removing some of them."""
+        path = self.out_dir / "units" / PARALLEL_FILE
+        known = json.loads(path.read_text()) if path.exists() else []
+        new = [k for k in jobs if k not in set(known)]
+        if new:
+            atomic_write_json(path, known + new)
 
     def _unit_path(self, key: str) -> Path:
         return self.out_dir / "units" / (_escape(key) + ".pkl")

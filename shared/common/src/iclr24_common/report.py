@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import count_verdicts, test_summary
-from .tables import RESULTS, machine, packages, read_results
+from .tables import RESULTS, extra_runs, machine, packages, read_results
 from .verdicts import sources_of
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#9a6700"}
@@ -67,6 +67,19 @@ class Entry:
     source: str = "committed"
     """``committed`` (packages/<slug>/results) or ``local`` (runs/<slug>/default)."""
     figures: list[Path] = field(default_factory=list)
+    extras: list[Extra] = field(default_factory=list)
+    """The package's runs on the paper's own data (``results/<name>.json``), shown beside."""
+
+
+@dataclass
+class Extra:
+    """A committed run on the paper's own data: its name, results (or what is wrong) and
+    figures (``results/figures/<name>/``)."""
+
+    name: str
+    results: dict[str, Any] | None
+    problem: str = ""
+    figures: list[Path] = field(default_factory=list)
 
 
 def collect(root: Path, runs: Path | None = None) -> list[Entry]:
@@ -75,13 +88,16 @@ def collect(root: Path, runs: Path | None = None) -> list[Entry]:
     entries = []
     for pkg in packages(root):
         local = runs / pkg.name / "default"
+        extras = [Extra(p.stem, *read_results(p),
+                        sorted((pkg / "results" / "figures" / p.stem).glob("*.png")))
+                  for p in extra_runs(pkg)]  # fmt: skip
         res, problem = read_results(local / "results.json")
         if res is not None:
-            entries.append(Entry(pkg.name, res, "", "local", sorted(local.glob("*.png"))))
+            entries.append(Entry(pkg.name, res, "", "local", sorted(local.glob("*.png")), extras))
             continue
         res, problem = read_results(pkg / RESULTS)
         figures = sorted((pkg / "results" / "figures").glob("*.png"))
-        entries.append(Entry(pkg.name, res, problem, "committed", figures))
+        entries.append(Entry(pkg.name, res, problem, "committed", figures, extras))
     return entries
 
 
@@ -121,13 +137,22 @@ def _counts(claims: list[dict[str, Any]], regime: str) -> str:
     return " ".join(_badge(f"{n[k]} {k}", cls + k) for k in COLOURS)
 
 
+def _extras_cell(en: Entry) -> str:
+    """The index cell of a paper's runs on its own data: a link and the paper-regime badges."""
+    cells = [f'<a href="{_e(en.slug)}.html#{_e(x.name)}">{_e(x.name)}</a> '
+             + (f'<div class="counts">{_counts(x.results["claims"], "paper")}</div>'
+                if x.results else _badge("missing"))
+             for x in en.extras]  # fmt: skip
+    return "<br>".join(cells) or '<span class="muted">none</span>'
+
+
 def index_html(entries: list[Entry]) -> str:
     total = {r: dict.fromkeys(COLOURS, 0) for r in ("paper", "below")}
     rows = []
     for en in entries:
         link = f'<a href="{_e(en.slug)}.html">{_e(en.slug)}</a>'
         if en.results is None:
-            rows.append(f'<tr><td>{link}</td><td colspan="4">{_badge("missing")} {_e(en.problem)}'
+            rows.append(f'<tr><td>{link}</td><td colspan="5">{_badge("missing")} {_e(en.problem)}'
                         '</td><td class="wide" colspan="3"></td></tr>')  # fmt: skip
             continue
         res = en.results
@@ -141,6 +166,7 @@ def index_html(entries: list[Entry]) -> str:
             f"<tr><td>{link}{local}<br><span class=\"muted\">{_e(res['paper'].get('title', ''))}</span></td>"
             f"<td><div class=\"counts\">{_counts(res['claims'], 'paper')}</div></td>"
             f"<td><div class=\"counts\">{_counts(res['claims'], 'below')}</div></td>"
+            f"<td>{_extras_cell(en)}</td>"
             f"<td class=\"n\">{res['wall_seconds']:.0f} s</td><td class=\"n wide\">{_e(str(res.get('date', ''))[:16])}</td>"
             f"<td class=\"wide\">{_e(machine(res))}</td><td class=\"wide\"><code>{_e(commit)}</code></td></tr>"
         )  # fmt: skip
@@ -152,9 +178,12 @@ def index_html(entries: list[Entry]) -> str:
         f"verdict about our CPU setting, not about the paper): {said['below']}. Each row is the "
         "<code>default</code> run its README reports (or your own local run, marked). A claim's "
         "verdict comes from paired per-seed values against the strongest baseline, with a "
-        "sourced margin and 2 SE; premises and checks are listed apart on each paper's page.</p>"
+        "sourced margin and 2 SE; premises and checks are listed apart on each paper's page. A "
+        "run on the paper's own data (where a CPU can run the paper's experiment) is listed beside "
+        "its default run, with its verdicts in the paper's regime.</p>"
         '<div class="wrap"><table id="papers"><thead><tr><th>paper</th><th>paper\'s regime</th>'
-        '<th>at our scale</th><th>wall time</th><th class="wide">date</th>'
+        "<th>at our scale</th><th>on the paper's data</th><th>wall time</th>"
+        '<th class="wide">date</th>'
         '<th class="wide">machine</th><th class="wide">commit</th>'
         "</tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table></div>"
     )
@@ -199,7 +228,28 @@ def _premises_table(premises: list[dict[str, Any]]) -> str:
             f"</thead><tbody>{rows}</tbody></table></div>")  # fmt: skip
 
 
-def paper_html(en: Entry, figures: list[str]) -> str:
+def _extra_section(x: Extra, figures: list[str]) -> str:
+    """A run on the paper's own data: its verdicts, data files, claims, premises, figures."""
+    head = f'<h2 id="{_e(x.name)}">On the paper\'s data: <code>{_e(x.name)}</code></h2>'
+    if x.results is None:
+        return f"{head}<p>{_badge('missing')} {_e(x.problem)}</p>"
+    r = x.results
+    info = [("preset", r["preset"]), ("seeds", r["seeds"]), ("machine", machine(r)),
+            ("wall time", f"{r['wall_seconds']:.1f} s"), ("date", r.get("date", ""))]  # fmt: skip
+    info += [(f"data {k}", f"SHA-256 {v}") for k, v in (r.get("data_files") or {}).items()]
+    parts = [head,
+             f'<p>In the paper\'s regime: </p><div class="counts">{_counts(r["claims"], "paper")}</div>'
+             f'<p>At our scale: </p><div class="counts">{_counts(r["claims"], "below")}</div>',
+             "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in info) + "</dl>",
+             *(_claim_card(c) for c in r["claims"])]  # fmt: skip
+    if r.get("premises"):
+        parts.append(_premises_table(r["premises"]))
+    parts += [f'<figure><img src="{_e(f)}" alt="{_e(Path(f).stem)}" loading="lazy">'
+              f'<figcaption class="muted">{_e(Path(f).name)}</figcaption></figure>' for f in figures]  # fmt: skip
+    return "\n".join(parts)
+
+
+def paper_html(en: Entry, figures: list[str], extra_figures: list[list[str]] | None = None) -> str:
     back = '<p><a href="index.html">&larr; all papers</a></p>'
     if en.results is None:
         return _page(
@@ -241,6 +291,8 @@ def paper_html(en: Entry, figures: list[str]) -> str:
     parts += [
         "<h2>Run</h2><dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in run) + "</dl>"
     ]
+    for i, x in enumerate(en.extras):
+        parts.append(_extra_section(x, (extra_figures or [])[i] if extra_figures else []))
     metrics = "".join(
         f"<tr><td><code>{_e(k)}</code></td><td class=\"n\">{_num(m.get('mean'))}</td>"
         f"<td class=\"n\">{_num(m.get('std'), '.2g')}</td>"
@@ -265,8 +317,14 @@ def write_report(root: Path, out: Path, runs: Path | None = None) -> list[Entry]
             for fig in en.figures:
                 shutil.copyfile(fig, out / en.slug / fig.name)
                 names.append(f"{en.slug}/{fig.name}")
+        extra_names = []
+        for x in en.extras:
+            (out / en.slug / x.name).mkdir(parents=True, exist_ok=True)
+            for fig in x.figures:
+                shutil.copyfile(fig, out / en.slug / x.name / fig.name)
+            extra_names.append([f"{en.slug}/{x.name}/{f.name}" for f in x.figures])
         try:
-            page = paper_html(en, names)
+            page = paper_html(en, names, extra_names)
         except (
             KeyError,
             TypeError,
@@ -277,7 +335,7 @@ def write_report(root: Path, out: Path, runs: Path | None = None) -> list[Entry]
                 None,
                 f"results file could not be shown ({type(e).__name__}: {e})",
             )
-            page = paper_html(en, names)
+            page = paper_html(en, names, extra_names)
         (out / f"{en.slug}.html").write_text(page)
     (out / "index.html").write_text(index_html(entries))
     return entries
