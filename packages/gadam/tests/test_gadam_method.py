@@ -200,3 +200,23 @@ def test_minibatch_variant_official_settings_and_fit(graph):
     np.testing.assert_allclose(
         clean.decision_function(graph), clean.decision_score_, rtol=1e-4, atol=1e-5
     )
+
+
+def test_random_pseudo_labels_keep_the_local_stage_and_change_the_global_one(graph):
+    """The global stage's no-op control: the same local stage (same seed, same code before the
+    pseudo-labels are drawn), pseudo-labels drawn at random in the same numbers."""
+    cfg = GADAMConfig(local_epochs=5, global_epochs=4)
+    full = GADAM(cfg, contamination=0.05, seed=1).fit(graph)
+    ctl = GADAM(cfg, contamination=0.05, seed=1, pseudo_labels="random").fit(graph)
+    np.testing.assert_array_equal(full.local_score_, ctl.local_score_)
+    assert not np.allclose(full.global_score_, ctl.global_score_)
+    n = graph.num_nodes
+    assert len(ctl._state["ano_idx"]) == int(n * 0.05) and len(ctl._state["nor_idx"]) == int(
+        n * 0.3
+    )
+    kth = np.sort(full.local_score_)[-int(n * 0.05)]  # the local stage's 5 % cut
+    assert (full.local_score_[full._state["ano_idx"].numpy()] >= kth).all()  # the method: its top
+    assert (ctl.local_score_[ctl._state["ano_idx"].numpy()] < kth).any()
+    assert not set(ctl._state["ano_idx"].tolist()) & set(ctl._state["nor_idx"].tolist())
+    with pytest.raises(ValueError, match="pseudo_labels"):
+        GADAMConfig(pseudo_labels="oracle")

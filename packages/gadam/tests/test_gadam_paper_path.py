@@ -5,10 +5,16 @@ its loader opens under ``<data-dir>/gadam/``:
   ally, graph, test.index}`` (python-2 pickles of scipy CSR features and one-hot label arrays, a
   dict of adjacency lists, a text file of test ids), read by torch_geometric's ``Planetoid``;
 - ACM / BlogCatalog: ``<Name>.mat`` with ``Network`` (sparse adjacency), ``Attributes``
-  (sparse) and ``Label`` (N x 1), read by ``scipy.io.loadmat``;
+  (sparse) and ``Label`` (N x 1), read by ``scipy.io.loadmat``: ACM with 0/1 anomaly labels
+  (as CoLA ships it), BlogCatalog raw with its classes 1-6 (as PasaLab/GADAM@8c9616d's
+  ``raw_dataset`` holds it: anomalies injected per seed);
 - books / reddit: ``<name>.pt``, a ``torch.save``d PyG ``Data`` with ``x``, ``edge_index`` and
   ``y`` (PyGOD's benchmark layout);
 - ogbn-arxiv: ``ogbn_arxiv/raw/node-feat.csv.gz`` and ``edge.csv.gz`` (OGB's raw layout).
+
+The pinned checksums of Cora, CiteSeer and BlogCatalog (``data.REMOTE``) are those of the
+miniatures here (the real files' pins are tested in test_gadam_download.py), so the run takes the
+real path: verify every pinned file, record every file's SHA-256.
 
 Reduced: 600-node Planetoid graphs (the loader needs 500 validation ids after the training
 ones), 150-300 nodes elsewhere, 700 for ogbn-arxiv; 2 injected cliques of 15 instead of 5 / 20 /
@@ -20,14 +26,17 @@ above 20,000 nodes) with the limit at 650 nodes. ogbn-arxiv runs the official mi
 import gzip
 import pickle
 from collections import defaultdict
+from dataclasses import replace
 
 import numpy as np
 import scipy.io as sio
 import scipy.sparse as sp
 import torch
+from iclr24_gadam import data as D
 from iclr24_gadam.experiment import app
 from torch_geometric.data import Data
 
+from iclr24_common import sha256_of
 from iclr24_common.testing import run_paper_preset
 
 
@@ -70,11 +79,15 @@ def write_planetoid(root, name, rng, n=600, d=60, classes=4, n_train=20, n_test=
     (raw / f"{pre}.test.index").write_text("".join(f"{i}\n" for i in test_ids))
 
 
-def write_mat(root, name, rng, n=200, d=50):
+def write_mat(root, name, rng, n=200, d=50, classes=False):
+    """``classes``: the raw layout (Label = the classes 1-6, no anomalies), else 0/1 anomaly
+    labels."""
     ei = _graph(rng, n)
     adj = sp.csc_matrix((np.ones(ei.shape[1]), (ei[0], ei[1])), shape=(n, n))
     label = np.zeros((n, 1), dtype=np.int64)
     label[rng.choice(n, 12, replace=False)] = 1
+    if classes:
+        label = rng.integers(1, 7, (n, 1)).astype(np.uint8)
     sio.savemat(root / f"{name}.mat", {"Network": adj, "Attributes": sp.csc_matrix(
         _features(rng, n, d)), "Label": label})  # fmt: skip
 
@@ -97,14 +110,17 @@ def write_ogb_raw(root, rng, n=700, d=16):
         np.savetxt(f, ei.T, delimiter=",", fmt="%d")
 
 
-def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path):
+def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     root = tmp_path / "data" / "gadam"
     root.mkdir(parents=True)
     for name in ("Cora", "CiteSeer", "PubMed"):
         write_planetoid(root, name, rng)
-    for name in ("ACM", "BlogCatalog"):
-        write_mat(root, name, rng)
+    write_mat(root, "ACM", rng)
+    write_mat(root, "BlogCatalog", rng, classes=True)
+    for key, files in D.REMOTE.items():  # pin the miniatures
+        monkeypatch.setitem(D.REMOTE, key, tuple(replace(f, sha256=sha256_of(root / f.path))
+                                                 for f in files))  # fmt: skip
     for name in ("books", "reddit"):
         write_pygod(root, name, rng)
     write_ogb_raw(root, rng)
@@ -118,15 +134,31 @@ def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path):
     assert ids == {f"{k}-{g}" for g in names for k in ("beats-baselines", "global-stage")}
     assert all(c["holds"] for c in res["checks"]), [c for c in res["checks"] if not c["holds"]]
     for c in res["claims"]:  # labels shipped with the file: every seed scores the same anomalies
-        shared = c["id"].split("-", 2)[-1] in ("acm", "blogcatalog", "books", "reddit")
+        shared = c["id"].split("-", 2)[-1] in ("acm", "books", "reddit")
         assert c["test_set"] == ("shared" if shared else "per-seed"), c["id"]
         assert (c["test"]["se_basis"] == "items") == shared, c["id"]
         assert c["regime"] == "below"  # cut epochs and cliques: not the paper's setting
+    assert res["data_sha256"]["BlogCatalog.mat"] == sha256_of(root / "BlogCatalog.mat")
+    assert set(res["data_sha256"]) >= {f"Cora/raw/ind.cora.{p}" for p in D.PLANETOID_PARTS}
+    assert "books.pt" in res["data_sha256"]  # not pinned: its checksum recorded all the same
     m = res["metrics"]
     for g in names:  # every detector scored every graph; the dense ones all but ogbn-arxiv
-        for method in ("gadam", "gadam_local", "degree", "feat_inconsistency", "gae", "cola"):
+        for method in ("gadam", "gadam_local", "gadam_random", "degree", "feat_inconsistency",
+                       "gae", "cola"):  # fmt: skip
             assert f"{g}/{method}/auc" in m, (g, method)
         assert (f"{g}/dominant/auc" in m) == (g != "ogbn-arxiv")
     for g in ("acm", "blogcatalog"):  # run.py's 400 CoLA epochs there; the --set cap wins
         assert m[f"{g}/cola/epochs"]["per_seed"] == [1.0]
     assert m["cora/gadam/auc"]["per_seed"] == [m["cora/gadam/auc"]["mean"]]  # 1 seed
+
+
+def test_paper_cpu_preset_is_the_papers_setting_on_three_datasets():
+    from iclr24_gadam.claims import detection_regime
+    from iclr24_gadam.experiment import PRESETS
+    from iclr24_gadam.gadam import GADAMConfig
+
+    p = PRESETS["paper-cpu"]
+    assert p.datasets == ("cora", "citeseer", "blogcatalog") and len(p.seeds) >= 3
+    assert 717 in p.seeds and p.gadam == GADAMConfig()  # run.py --seed 717 and its defaults
+    assert {detection_regime(p, g)[0] for g in p.datasets} == {"paper"}
+    assert all(g in D.REMOTE for g in p.datasets)  # every file pinned

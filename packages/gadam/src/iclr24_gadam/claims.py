@@ -10,16 +10,16 @@ import numpy as np
 
 from iclr24_common import Check, Claim, Metrics, Source, all_of, superiority, threshold
 
-from .data import DATASETS, MAT, OGB, PYGOD
+from .data import DATASETS, OGB
 from .gadam import GADAMConfig
 
 BASELINES = ["degree", "feat_inconsistency", "gae", "dominant", "anomalydae", "cola"]
 DENSE = ("dominant", "anomalydae")  # O(N^2) adjacency reconstruction
-METHODS = ["gadam", "gadam_local", *BASELINES]
-# the paper's datasets whose anomaly labels come with the file (ACM and BlogCatalog with their
-# injected anomalies, Books and Reddit organic): every seed scores the same labels, so the AUC's
-# SE includes its items (the anomalies); the others get fresh anomalies injected per seed
-SHARED_LABELS = (*MAT, *PYGOD)
+# global-stage's no-op control: GADAM whose global stage trains on random pseudo-labels (the
+# same local stage, the same number of pseudo-anomalies and pseudo-normal nodes, drawn at random)
+CONTROL = "gadam_random"
+CONTROL_NAME = "the global stage trained on random pseudo-labels (same local stage)"
+METHODS = ["gadam", "gadam_local", CONTROL, *BASELINES]
 PAPER_CLAIM = (
     "main results table: GADAM has the best AUC on all 9 datasets (per-dataset figures not "
     "found: searched the OpenReview page, the official repository and citing papers)"
@@ -27,15 +27,19 @@ PAPER_CLAIM = (
 # the commit at which the margins of our own choosing were fixed (they predate it; issue 48
 # gave them their sources there, before the rerun)
 FIXED_AT = "16e3ff9"
-# beats-baselines: the AUC margin is Preset.margin (0.05), the package's criterion since its
-# first version (3fa06ac), fixed before the first default run; not the paper's (its
-# per-dataset AUCs were not found, so no gap of theirs can source it).
+# beats-baselines: the paper states a ranking (GADAM has the best AUC on every dataset), so the
+# margin (Preset.margin, 0.001) is the smallest lead a table shows: one unit of the third
+# decimal at which AUC is reported. Until issue 51 it was 0.05, a margin of ours with no source
+# in the paper (its per-dataset AUCs were not found), stricter than its statement: in the
+# paper's regime (the paper-cpu run) that would have counted a lead of 0.02 as a failure of
+# the paper. Fixed before the paper-cpu run and the default rerun.
+MARGIN_FIXED_AT = "16e3ff9+issue51"
 MARGIN_SOURCE = Source.ours(
-    "an AUC gap a reader would call a clear win, fixed in Preset.margin since the package's "
-    "first version (3fa06ac), before its first default run; not the paper's: its per-dataset "
-    "AUCs were not found (OpenReview page, the official repository, citing papers), so no gap "
-    "of theirs could source it; stricter than the paper's 'surpasses the state of the art'",
-    commit=FIXED_AT,
+    "the paper's statement is a ranking (the best AUC on all 9 datasets); 0.001 is one unit of "
+    "the third decimal at which AUC is reported (here and in PyGOD's benchmark tables), the "
+    "smallest lead a table shows; the paper's per-dataset AUCs were not found (OpenReview "
+    "page, the official repository, citing papers)",
+    commit=MARGIN_FIXED_AT,
 )
 # global-stage: the ablation gives no size; the gain must exceed 0.001 AUC, the third decimal
 # at which AUC is reported (here and in PyGOD's benchmark tables): a smaller gain is not shown.
@@ -106,11 +110,12 @@ def make_claims(
     (name -> seed -> array) of the graphs whose labels every seed shares."""
     claims, items = [], items or {}
     for g in graphs:
+        # a graph whose labels came with its file: every seed scores the same anomalies, so
+        # the AUC's SE includes its items (the units kept them); injected per seed: none
+        shared = f"{g}/gadam/auc_items" in items
 
-        def its(*methods, g=g):  # a shared graph's per-anomaly items; per-seed graphs: none
-            if g not in SHARED_LABELS:
-                return None
-            return tuple(items[f"{g}/{m}/auc_items"] for m in methods)
+        def its(*methods, g=g, shared=shared):
+            return tuple(items[f"{g}/{m}/auc_items"] for m in methods) if shared else None
 
         have = [b for b in BASELINES if f"{g}/{b}/auc" in metrics]
         best = max(have, key=lambda b: metrics.mean(f"{g}/{b}/auc"))
@@ -125,9 +130,8 @@ def make_claims(
         claims.append(
             Claim(
                 id=f"beats-baselines-{g}",
-                statement=f"GADAM's AUC exceeds the strongest baseline's by more than "
-                f"{preset.margin:g} (our margin, stricter than the paper's 'surpasses the state "
-                "of the art')",
+                statement=f"GADAM's AUC exceeds the strongest baseline's (by more than "
+                f"{preset.margin:g}, a lead that shows at AUC's third decimal)",
                 paper=PAPER_CLAIM,
                 measured=f"GADAM {metrics.fmt(f'{g}/gadam/auc')} vs {best} "
                 f"{metrics.fmt(f'{g}/{best}/auc')}: gap {gap}{note}",
@@ -136,12 +140,15 @@ def make_claims(
                 test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
                                  metrics.by_seed(f"{g}/{best}/auc"), margin=preset.margin,
                                  source=MARGIN_SOURCE, items=its("gadam", best)),
-                regime=regime, needs=needs,
-                test_set="shared" if g in SHARED_LABELS else "per-seed",
+                regime=regime, needs=needs, test_set="shared" if shared else "per-seed",
             )
         )  # fmt: skip
         add = metrics.gap(f"{g}/gadam/auc", f"{g}/gadam_local/auc")
         flags = metrics.mean(f"{g}/gadam/flags_changed")
+        ctl = f"{g}/{CONTROL}/auc"
+        control = metrics.by_seed(ctl) if ctl in metrics else None
+        ctl_note = (f"; {CONTROL_NAME}: {metrics.fmt(ctl)}, gap over local-only "
+                    f"{metrics.gap(ctl, f'{g}/gadam_local/auc')}" if control else "")  # fmt: skip
         claims.append(
             Claim(
                 id=f"global-stage-{g}",
@@ -149,14 +156,17 @@ def make_claims(
                 f"stage alone by more than {ABLATION_MARGIN:g}",
                 paper="ablation study: the full model beats LIM alone",
                 measured=f"full {metrics.fmt(f'{g}/gadam/auc')} vs local-only "
-                f"{metrics.fmt(f'{g}/gadam_local/auc')}: gap {add}",
+                f"{metrics.fmt(f'{g}/gadam_local/auc')}: gap {add}{ctl_note}",
                 criterion="the full model's AUC vs its local stage's alone (same fit), paired per "
-                f"seed; margin {ABLATION_MARGIN:g} (AUC's reported third decimal)",
+                f"seed; margin {ABLATION_MARGIN:g} (AUC's reported third decimal); the no-op "
+                f"control ({CONTROL_NAME}) through the same test",
                 test=superiority(metrics.by_seed(f"{g}/gadam/auc"),
                                  metrics.by_seed(f"{g}/gadam_local/auc"), margin=ABLATION_MARGIN,
-                                 source=ABLATION_SOURCE, items=its("gadam", "gadam_local")),
-                regime=regime, needs=needs,
-                test_set="shared" if g in SHARED_LABELS else "per-seed",
+                                 source=ABLATION_SOURCE, control=control,
+                                 control_name=CONTROL_NAME,
+                                 items=its("gadam", "gadam_local",
+                                           *([CONTROL] if control else []))),
+                regime=regime, needs=needs, test_set="shared" if shared else "per-seed",
                 moved=f"{flags:.1%} of the nodes the full model flags (its top 5 %) lie below "
                 "the local stage's own 5 % cut",
             )
@@ -258,6 +268,25 @@ def make_checks(metrics: Metrics, preset, graphs: list[str]) -> list[Check]:
                 holds=ok,
                 why="RWRSampler fills every context to subgraph_size - 1 nodes (retries, then "
                 "cyclic repetition) and appends the target, as the official generate_rwr_subgraph",
+            )
+        )
+    same = [g for g in graphs if f"{g}/{CONTROL}/local_auc" in metrics]
+    if same:
+        worst = max(abs(metrics.by_seed(f"{g}/{CONTROL}/local_auc")[s]
+                        - metrics.by_seed(f"{g}/gadam_local/auc")[s])
+                    for g in same for s in metrics.by_seed(f"{g}/{CONTROL}/local_auc"))  # fmt: skip
+        checks.append(
+            Check(
+                id="control-same-local-stage",
+                statement="the global-stage control shares GADAM's local stage (only its "
+                "pseudo-labels differ)",
+                measured=f"max |local-stage AUC of the control - GADAM's| {worst:.1e} over "
+                f"{', '.join(same)}",
+                criterion="== 0 on every graph and seed",
+                holds=worst == 0.0,
+                why="the control is GADAM with the same config and seed but pseudo_labels="
+                "'random': its local stage runs the same code on the same generator before the "
+                "pseudo-labels are drawn",
             )
         )
     errs = [

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from iclr24_common import MissingDataError
+from iclr24_common import MissingDataError, RemoteFile, download_files, sha256_of, verify_files
 
 NORMAL, CONTEXTUAL, STRUCTURAL = 0, 1, 2
 ANOMALY_TYPES = {CONTEXTUAL: "contextual", STRUCTURAL: "structural"}
@@ -163,27 +163,112 @@ MAT = {"acm": "ACM", "blogcatalog": "BlogCatalog"}
 PYGOD = {"books": "books", "reddit": "reddit"}
 OGB = {"ogbn-arxiv": "ogbn_arxiv"}
 DATASETS = (*PLANETOID, *MAT, *PYGOD, *OGB)
-DOWNLOADABLE = (*PLANETOID, *OGB)
+# Cliques of 15 injected per graph, with as many contextual anomalies as clique members: the
+# counts of the DOMINANT / CoLA protocol the paper's PyGOD injection follows (Cora 150
+# anomalies, CiteSeer 150, PubMed 600, ACM 600, BlogCatalog 300); ogbn-arxiv 200 cliques (our
+# choice: the official code does not include its injection counts).
+CLIQUES = {"cora": 5, "citeseer": 5, "pubmed": 20, "acm": 20, "blogcatalog": 10, "ogbn-arxiv": 200}
 OGB_URL = (
     "http://snap.stanford.edu/ogb/data/nodeproppred/arxiv.zip"  # ogb's meta_info for ogbn-arxiv
 )
+# The paper's raw files with pinned SHA-256 (``--download`` fetches them, the paper preset
+# verifies them): the Planetoid raw files from kimiyoung/planetoid (the repository whose raw
+# GitHub address torch_geometric's Planetoid downloads from), at commit af6abf4, and the raw
+# BlogCatalog.mat (Network, Attributes, Label = the 6 classes; no anomalies yet) from the
+# official repository's history, PasaLab/GADAM@8c9616d raw_dataset/ (deleted in 4264e12).
+# PubMed's ind.pubmed.allx and ACM.mat could not be read here to pin their checksums (over the
+# 4 MiB limit of the snapshot we read): they are not pinned (PubMed: PyG's own downloader).
+PLANETOID_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+PLANETOID_COMMIT = "af6abf468a772cc055bec88c52e4d6f51b7c37e3"
+GADAM_RAW_COMMIT = "8c9616d7b64f7dc90bde1258909f86a0585c9c74"
+_PLANETOID_URL = f"https://raw.githubusercontent.com/kimiyoung/planetoid/{PLANETOID_COMMIT}/data"
+_PLANETOID_SHA256 = {
+    "cora": {
+        "x": "23cfa55d91c6f624233f5eb7b6e3f141f1bd2b2ae39608a63cf5d084bb27baab",
+        "tx": "b9afbaa4a400df991f6f02ef677e1e44da55ffc04801fd02f9e673987829226a",
+        "allx": "9419ba2f26f5c35243db64aba110e0f35a04851609e0dc5433450676ca6b8543",
+        "y": "94465c14eb53e04ca262198dcbb2521ee8af60fb3f3d546cd6ca24a511b0e7d1",
+        "ty": "41f5ac76596a1699cc33f53084a2419e92961c42bb75f36fc38e616d348532ad",
+        "ally": "2b998f5cc7fedc86e7f97ca2498f47a1ffc1462c29e2d578b23bf3f62b6e7d71",
+        "graph": "58f13302f39dde8852dad6fe6d15b89b077b6d7f837626bce671ef80344b383d",
+        "test.index": "297ce89af2b51a6a194181c7dbe1796c6a1cf9cd9349a88383b1b1e227867875",
+    },
+    "citeseer": {
+        "x": "d20de19150741e555de0ed037195630fc194114ebc7fd72ced62810148aa22f6",
+        "tx": "539a8906a2da97628d212f2fdd668c109a8b3f0d36574b59e5d3fd5b5303da21",
+        "allx": "2ac30345d95c9ec933a817ee0bdd6a5f077f8c184a20e696910192d534414668",
+        "y": "8ba87e515d8e3ee3cf52f6d2c5b86aa73f11ecad825a808455209ec26cd54924",
+        "ty": "55e5bd1ba1e733a04598753ad1a8d57957f4b8f89e74519f41f4f4938767e4ce",
+        "ally": "f704b2d986dde6c2669934de1f3ae5696a6cf9455c0f6b2646a2d135ea0a1c95",
+        "graph": "d79a4ef9d3e7169aee8946145f6b7306e35bc79bffad26346cfb94e10e9912a7",
+        "test.index": "2af990671580b6b2df5d158d1038f8292e30c9cd821b5453f399659b25b723d4",
+    },
+}
+REMOTE: dict[str, tuple[RemoteFile, ...]] = {
+    **{key: tuple(
+        RemoteFile(url=f"{_PLANETOID_URL}/ind.{key}.{part}",
+                   path=f"{PLANETOID[key]}/raw/ind.{key}.{part}", sha256=sha)
+        for part, sha in files.items()) for key, files in _PLANETOID_SHA256.items()},
+    "blogcatalog": (RemoteFile(
+        url=f"https://raw.githubusercontent.com/PasaLab/GADAM/{GADAM_RAW_COMMIT}/raw_dataset/"
+            "BlogCatalog/BlogCatalog.mat",
+        path="BlogCatalog.mat",
+        sha256="886e1d8dec043588247ef7188fe6459f2ba657b6b9211d73f255d28b42f06b0c",
+        size=1_476_789),),
+}  # fmt: skip
+# --download: the pinned files above, PyG's Planetoid downloader for PubMed (not pinned) and
+# OGB's zip for ogbn-arxiv (not pinned)
+DOWNLOADABLE = (*PLANETOID, *OGB, *REMOTE)
 HOW_TO_GET = {
     "planetoid": "put the Planetoid raw files under <root>/<Name>/raw (torch_geometric.datasets.Planetoid "
-    "layout), or pass --download to let PyG fetch them",
+    "layout), or pass --download (Cora and CiteSeer checked against pinned SHA-256)",
     "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' "
-    "raw_dataset folder",
+    "raw_dataset folder (BlogCatalog: --download fetches it from PasaLab/GADAM@8c9616d, pinned)",
     "pygod": "get <name>.pt from the PyGOD benchmark data (pygod.utils.load_data cache)",
     "ogb": "put OGB's raw files (node-feat.csv.gz, edge.csv.gz) under <root>/ogbn_arxiv/raw (the layout "
     "`ogb.nodeproppred` downloads), or pass --download",
 }
 
 
+def download_pinned(names, root: str | Path, log=None) -> dict[str, str]:
+    """``--download``: fetch the pinned files of ``names`` (those in :data:`REMOTE`) into
+    ``root``, each checked against its SHA-256 before it is moved into place (one line and
+    exit 2 on a failed request or a different checksum, nothing half-written left)."""
+    files = [f for n in names for f in REMOTE.get(n.lower(), ())]
+    got = download_files(root, files, log=log) if files else {}
+    if files and log is not None:
+        log.info("--download: %d pinned files of %s under %s, SHA-256 checked", len(files),
+                 ", ".join(n for n in names if n.lower() in REMOTE), root)  # fmt: skip
+    return got
+
+
+def verify_pinned(names, root: str | Path) -> dict[str, str]:
+    """Check every pinned file of the datasets ``names`` against its SHA-256 (a different
+    copy is one line, exit 2) and return ``{path: sha256}``."""
+    out = {}
+    for n in names:
+        if n.lower() in REMOTE:
+            out.update(verify_files(root, REMOTE[n.lower()], what=n, how_to_get=(
+                "pass --download, or delete it and --download again")))  # fmt: skip
+    return out
+
+
+def data_checksums(names, root: str | Path) -> dict[str, str]:
+    """The SHA-256 of every file the datasets ``names`` are read from (for the results file):
+    the pinned ones verified (:func:`verify_pinned`), the others computed."""
+    root, out = Path(root), verify_pinned(names, root)
+    for n in names:
+        if n.lower() not in REMOTE:
+            out.update({str(f.relative_to(root)): sha256_of(f) for f in dataset_files(n, root)[0]})
+    return out
+
+
 def dataset_files(name: str, root: str | Path) -> tuple[list[Path], str]:
     """The files a paper dataset is read from under ``root``, and how to get them."""
     key, root = name.lower(), Path(root)
     if key in PLANETOID:
-        pyg = PLANETOID[key]
-        return [root / pyg / "raw" / f"ind.{pyg.lower()}.graph"], HOW_TO_GET["planetoid"]
+        raw = root / PLANETOID[key] / "raw"
+        return [raw / f"ind.{key}.{part}" for part in PLANETOID_PARTS], HOW_TO_GET["planetoid"]
     if key in MAT:
         return [root / f"{MAT[key]}.mat"], HOW_TO_GET["mat"]
     if key in PYGOD:
@@ -211,7 +296,11 @@ def check_datasets(names, root: str | Path, download: bool = False) -> None:
 
 
 def load_mat(path: str | Path) -> Data:
-    """An attributed network in the `.mat` layout of ACM / BlogCatalog (Network, Attributes, Label)."""
+    """An attributed network in the `.mat` layout of ACM / BlogCatalog (Network, Attributes,
+    Label). ``Label`` is either the anomaly labels (0/1: the files with injected anomalies,
+    as CoLA ships them) -> ``label``, or the node classes (the raw files, e.g.
+    PasaLab/GADAM@8c9616d ``raw_dataset/BlogCatalog``: classes 1-6) -> ``y``, with no
+    ``label`` (anomalies are then injected by :func:`load_dataset`)."""
     import scipy.io as sio
     import scipy.sparse as sp
 
@@ -227,10 +316,13 @@ def load_mat(path: str | Path) -> Data:
     feats = feats.toarray() if sp.issparse(feats) else np.asarray(feats)
     n = feats.shape[0]
     ei = _undirected_simple(np.stack([adj.row, adj.col]).astype(np.int64), n)
-    label = torch.as_tensor(np.asarray(mat["Label"]).reshape(-1) > 0).long()
-    return Data(
-        x=torch.as_tensor(feats, dtype=torch.float32), edge_index=torch.from_numpy(ei), label=label
-    )
+    raw = np.asarray(mat["Label"]).reshape(-1)
+    data = Data(x=torch.as_tensor(feats, dtype=torch.float32), edge_index=torch.from_numpy(ei))
+    if set(np.unique(raw).tolist()) <= {0, 1}:
+        data.label = torch.as_tensor(raw > 0).long()
+    else:  # node classes: a raw file without anomalies
+        data.y = torch.as_tensor(raw.astype(np.int64))
+    return data
 
 
 def load_pygod(path: str | Path) -> Data:
@@ -287,23 +379,25 @@ def load_ogb_raw(root: str | Path, name: str = "ogbn-arxiv", download: bool = Fa
 def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: int = 0,
                  max_cliques: int | None = None) -> Data:  # fmt: skip
     """A paper dataset with labels and features normalised as the generated graphs'
-    (:func:`normalize_features`): Planetoid graphs and ogbn-arxiv get injected anomalies
-    (GADAM's protocol, clique size 15, 50 candidates, after normalisation as for the
-    generated graphs), the .mat graphs and PyGOD graphs carry their own labels.
+    (:func:`normalize_features`): Planetoid graphs, ogbn-arxiv and raw .mat graphs (whose
+    ``Label`` holds classes) get anomalies injected with ``seed`` (the DOMINANT / PyGOD
+    protocol: :data:`CLIQUES` cliques of 15 and as many contextual anomalies, 50 candidates,
+    after normalisation as for the generated graphs; ``anomaly_type`` set); .mat graphs with
+    0/1 anomaly labels and the PyGOD graphs carry their own labels (no ``anomaly_type``).
     ``max_cliques`` caps the injected cliques (for miniature graphs; None: the protocol's)."""
     key = name.lower()
     root = Path(root)
     if key in PLANETOID:
         data = normalize_features(load_planetoid(root, key, download))
-        cliques = {"cora": 5, "citeseer": 5, "pubmed": 20}[key]  # 150 / 150 / 600 anomalies
-        cliques = min(cliques, max_cliques or cliques)
-        return inject_anomalies(data, clique_size=15, num_cliques=cliques, seed=seed)
-    if key in MAT:
-        return normalize_features(load_mat(root / f"{MAT[key]}.mat"))
-    if key in PYGOD:
+    elif key in MAT:
+        data = normalize_features(load_mat(root / f"{MAT[key]}.mat"))
+        if "label" in data:  # the file's own anomaly labels (shared by every seed)
+            return data
+    elif key in PYGOD:
         return normalize_features(load_pygod(root / f"{PYGOD[key]}.pt"))
-    if key in OGB:  # 200 cliques of 15 + 3000 contextual (our choice: not in the official code)
+    elif key in OGB:
         data = normalize_features(load_ogb_raw(root, key, download))
-        return inject_anomalies(data, clique_size=15, num_cliques=min(200, max_cliques or 200),
-                                seed=seed)  # fmt: skip
-    raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")
+    else:
+        raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")
+    cliques = min(CLIQUES[key], max_cliques or CLIQUES[key])
+    return inject_anomalies(data, clique_size=15, num_cliques=cliques, seed=seed)

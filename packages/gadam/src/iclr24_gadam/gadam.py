@@ -67,6 +67,16 @@ class GADAMConfig:
     """True: as the official code, local scores and global scores come from the *last*
     epoch while the centre comes from the best-loss LIM checkpoint. False: every
     quantity comes from the best-loss checkpoint of its stage (consistent)."""
+    pseudo_labels: str = "local"
+    """Where the global stage's pseudo-labels come from: ``local`` (the method: the k_ano
+    most and k_nor least locally inconsistent nodes, run.py load_info_from_local) or
+    ``random`` (the no-op control: as many nodes of each kind drawn at random, so the global
+    stage trains on no information from the local stage; the centre and the pre-attention's
+    normal-node statistics come from the random "normal" nodes)."""
+
+    def __post_init__(self):
+        if self.pseudo_labels not in ("local", "random"):
+            raise ValueError(f"pseudo_labels is local or random, not {self.pseudo_labels!r}")
 
     @classmethod
     def minibatch(cls, **overrides) -> GADAMConfig:
@@ -260,8 +270,12 @@ class GADAM:
         n = x.shape[0]
         local_score = -pos
         n_ano, n_nor = max(1, int(n * cfg.k_ano)), max(2, int(n * cfg.k_nor))
-        ano_idx = torch.topk(local_score, n_ano).indices
-        nor_idx = torch.topk(-local_score, n_nor).indices
+        if cfg.pseudo_labels == "random":  # the no-op control: pseudo-labels that know nothing
+            perm = torch.randperm(n, generator=gen, device=self.device)
+            ano_idx, nor_idx = perm[:n_ano], perm[n_ano : n_ano + n_nor]
+        else:
+            ano_idx = torch.topk(local_score, n_ano).indices
+            nor_idx = torch.topk(-local_score, n_nor).indices
         center = h_local[nor_idx].mean(0)  # (hidden,)
         pre = pre_attention(pos, ei, nor_idx)  # (N, 1)
         target = torch.full((n,), -1.0, device=self.device)
