@@ -43,9 +43,9 @@ SMOKE_CPU_GUARD_S = 300.0
 # Packages whose claims do not yet keep "What a verdict can tell" (verdicts v4: regime, sourced
 # criteria, premises, no-op controls, item-level SE): emptied package by package this round.
 V4_PENDING = {
-    "analogical", "aug-rkhs", "batchprompt", "deer", "gva",
-    "labelwave", "refresh", "sae", "scl-relu",
-    "smnn", "svd-update",
+    "aug-rkhs",
+    "labelwave", "refresh", "sae",
+    "svd-update",
 }  # fmt: skip
 
 

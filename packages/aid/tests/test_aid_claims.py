@@ -123,8 +123,14 @@ def test_sort_of_clevr_needs_the_gain_beyond_the_test_questions_noise():
     m = _metrics()
     c = _claims(m, _clevr(m, {"aid": _right(31), "linear": _right(30)}))["aid-sort-of-clevr"]
     assert c.verdict == "inconclusive" and c.test.item_se > c.test.seed_se == 0
-    m = _metrics()  # a tie
+    # a tie on every question: the paired differences are all 0, but 60 questions cannot show
+    # a rate of discordant answers below ~3/60 (rule of three's floor SE 1.5/60): undecided
+    m = _metrics()
     c = _claims(m, _clevr(m, {"aid": _right(30, 1), "linear": _right(30, 1)}))
+    assert c["aid-sort-of-clevr"].verdict == "inconclusive"
+    assert c["aid-sort-of-clevr"].test.item_se == 1.5 / 60
+    m = _metrics()  # AID 10 questions behind: fails
+    c = _claims(m, _clevr(m, {"aid": _right(30), "linear": _right(40)}))
     assert c["aid-sort-of-clevr"].verdict == "fails"
 
 

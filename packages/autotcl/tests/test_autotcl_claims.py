@@ -45,7 +45,7 @@ def _claims(m, items=None, preset=PRESET):
     return {c.id: c for c in make_claims(m, preset, items)}
 
 
-BASE_MSE = {"ts2vec": [0.8, 0.85, 0.82], "raw_lag": [0.7, 0.6, 0.65], "oracle": [0.3, 0.32, 0.31]}
+BASE_MSE = {"ts2vec": [0.8, 0.85, 0.82], "raw_lag": [0.7, 0.6, 0.65], "oracle": [0.3, 0.33, 0.31]}
 ACC = {"autotcl": [0.96, 0.95, 0.97], "ts2vec": [0.97, 0.97, 0.96],
        "random_mask": [0.96, 0.97, 0.97], "untrained": [0.95, 0.94, 0.96]}  # fmt: skip
 GOOD = {"autotcl": [0.5, 0.52, 0.51], "random_mask": [0.6, 0.63, 0.61],
