@@ -41,7 +41,8 @@ def metrics(*, unbound_of=1.1, relu_of=0.01, probe_drop=0.0, unbound_gap=5e-4,
                                       0.92 - probe_drop + 0.003 * s, 40.0),
                                      (CONTROL, 1.15, ncc0 - 0.001 * s, probe0 + 0.001 * s,
                                       0.0)):  # fmt: skip
-            m.update(s, {"dist_of": d + 0.01 * s, "zero_rows_train": dead, "zero_rows_test": 0.0,
+            m.update(s, {"dist_of": d + 0.01 * s * (v == "plain") + 0.004 * s,
+                         "zero_rows_train": dead, "zero_rows_test": 0.0,
                          "nc1": 0.01, "ncc_acc": ncc + 0.003 * s,
                          "probe_acc": probe + 0.002 * s ** 2, "epochs": ep},
                      prefix=f"net-R10-tau0.2/{v}/")  # fmt: skip
