@@ -32,7 +32,7 @@ from iclr24_common import (
 from iclr24_llm import SPEC_HELP, open_llm
 
 from .autointerp import scripted_llm
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .data import cpython_text, paper_files
 from .figures import dashboard_html, plot_mmcs_grid, plot_patching
 from .harvest import SITES, harvest, hook_module, load_harvest
@@ -282,7 +282,8 @@ def run(ctx: RunContext) -> Report:
                 preset, s, llm, acts, tokens, *saes[s], lambda ids: lm().decode(ids))))  # fmt: skip
             ctx.save_json(f"llm_explanations_seed{seed}.json", res.pop("_explanations"))
             metrics.update(seed, res)
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset, manifest))
+    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset, manifest),
+                  premises=make_premises(metrics, preset))  # fmt: skip
 
 
 def _load_llm(ctx: RunContext, spec: str):
