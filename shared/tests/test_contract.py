@@ -220,7 +220,7 @@ def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
 RAY_PENDING = {
     "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gva",
     "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
-    "svd-update", "zo-stability",
+    "svd-update",
 }  # fmt: skip
 HAS_RAY = importlib.util.find_spec("ray") is not None
 
