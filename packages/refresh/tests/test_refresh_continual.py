@@ -140,3 +140,32 @@ def test_official_placement_unlearn_then_learn(variant):
     other = "learn-unlearn" if variant == "official" else "unlearn-learn"
     assert torch.allclose(got, by_hand[mine], rtol=0, atol=1e-6)
     assert (got - by_hand[other]).abs().max() > 1e-4
+
+
+def test_class_il_items_average_to_the_average_accuracy_with_unequal_tasks():
+    stream = gaussian_mixture(n_classes=4, n_train=30, n_test=10)
+    tasks = list(stream.tasks)
+    last = tasks[1]  # give the second task fewer test examples: plain means would differ
+    tasks[1] = Task(last.classes, last.x_train, last.y_train, last.x_test[:7], last.y_test[:7])
+    cfg = TrainConfig(lr=0.05, batch_size=10, minibatch_size=10, buffer_size=20)
+    torch.manual_seed(0)
+    r = train_stream(MLP(20, 4), tasks, ER(), cfg, seed=0)
+    items = r["items_cil"]
+    assert items.shape == (27,) and len(set(items.round(6))) > 1
+    assert items.mean() == pytest.approx(average_accuracy(r["R_cil"]), rel=1e-9)
+    # per task, the weighted scores are that task's accuracy
+    assert items[:20].mean() == pytest.approx(r["R_cil"][-1, 0] * 27 / 40, rel=1e-9)
+
+
+def test_the_random_step_spends_the_official_budget_in_another_direction():
+    stream = gaussian_mixture(n_classes=4, n_train=30, n_test=10)
+    cfg = TrainConfig(lr=0.05, batch_size=10, minibatch_size=10, buffer_size=20)
+    runs, nets = [], []
+    for rf in (Refresh(scale=100.0), Refresh("random", scale=100.0)):
+        torch.manual_seed(0)
+        nets.append(MLP(20, 4))
+        runs.append(train_stream(nets[-1], stream.tasks, ER(), cfg, seed=0, refresh=rf))
+    assert runs[1]["refresh_steps"] == runs[1]["steps"] == 12
+    assert runs[1]["displacement_ratio"][::2] == pytest.approx([100 * 1e-5] * 3, rel=1e-5)
+    a, b = (torch.cat([p.detach().flatten() for p in n.parameters()]) for n in nets)
+    assert (a - b).abs().max() > 1e-4  # not the ascent direction

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from iclr24_refresh import MLP, Refresh, diagonal_fisher
-from iclr24_refresh.refresh import _fisher_loop
+from iclr24_refresh.refresh import _fisher_loop, random_displacement
 from torch import nn
 
 
@@ -147,3 +147,24 @@ def test_noise_has_its_own_generator():
     state = torch.random.get_rng_state()
     Refresh(seed=0).unlearn(net, x, y)
     assert torch.equal(torch.random.get_rng_state(), state)
+
+
+def test_random_displacement_has_the_official_norm_and_no_gradient_direction():
+    torch.manual_seed(0)
+    net = MLP(6, 3)
+    for p in net.parameters():
+        p.data.add_(0.1)
+    params = list(net.parameters())
+    a = random_displacement(params, delta=1e-5, generator=torch.Generator().manual_seed(0))
+    b = random_displacement(params, delta=1e-5, generator=torch.Generator().manual_seed(1))
+    for p, d, e in zip(params, a, b):
+        assert d.norm() / p.detach().norm() == pytest.approx(1e-5, rel=1e-5)
+        if p.dim() > 1:  # two draws point in unrelated directions (matrices: many entries)
+            assert abs(float((d * e).sum() / (d.norm() * e.norm()))) < 0.5
+    rf = Refresh("random", seed=0)
+    x, y = _batch()
+    rf.end_task(net, x, y)
+    assert rf.fisher is None  # the control needs no Fisher
+    before = [p.detach().clone() for p in net.parameters()]
+    rf.unlearn(net, x, y)
+    assert rf.steps == 1 and all((p - q).abs().max() > 0 for p, q in zip(net.parameters(), before))

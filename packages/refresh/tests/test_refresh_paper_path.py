@@ -68,10 +68,14 @@ def test_paper_preset_runs_on_miniature_cifar_and_tiny_imagenet(tmp_path):
     assert ids == {f"{k}/{d}/{m}" for k in ("no-harm", "improves")
                    for d in ("cifar10", "cifar100", "tinyimg") for m in ("er", "derpp")}  # fmt: skip
     checks = {c["id"]: c for c in res["checks"]}
-    assert set(checks) == {"unified-equals-standalone", "equal-budgets", "refresh-step-size"}
+    assert set(checks) == {"unified-equals-standalone", "equal-budgets", "random-step-budget",
+                           "refresh-step-size"}  # fmt: skip
+    # below the paper's regime (1 epoch, width 4): what it needs is said; the no-op control ran
+    assert {c["regime"] for c in res["claims"]} == {"below"}
+    assert all(c["test"]["control"]["name"].startswith("random step") for c in res["claims"])
     assert all(c["holds"] for c in checks.values()), checks
     # each task of each stream took one batch of 32 or fewer: 5, 10 and 10 SGD steps
     m = res["metrics"]
     for d, steps in (("cifar10", 5), ("cifar100", 10), ("tinyimg", 10)):
-        for arm in ("er", "er+refresh", "derpp", "derpp+refresh"):
+        for arm in ("er", "er+refresh", "er+random-step", "derpp", "derpp+refresh"):
             assert m[f"{d}/{arm}/steps"]["per_seed"] == [steps], (d, arm)

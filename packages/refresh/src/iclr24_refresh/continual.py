@@ -123,6 +123,25 @@ def evaluate(net: nn.Module, tasks: list[Task], batch: int = 1024) -> tuple[np.n
     return np.array(cil), np.array(til)
 
 
+@torch.no_grad()
+def class_il_items(net: nn.Module, tasks: list[Task], batch: int = 1024) -> np.ndarray:
+    """Every test example's class-IL score, weighted so that their mean is the average
+    accuracy over the tasks (%): 100 * correct_i * N / (T * n_t) for example i of task t,
+    with N test examples over T tasks and n_t in task t. -> (N,), the per-item scores of a
+    test set that every seed shares."""
+    was = net.training
+    net.eval()
+    n_all = sum(len(t.y_test) for t in tasks)
+    out = []
+    for t in tasks:
+        for s in range(0, len(t.y_test), batch):
+            x, y = t.x_test[s : s + batch], t.y_test[s : s + batch]
+            ok = (net(x).argmax(1) == y).double().cpu().numpy()  # (b,)
+            out.append(100.0 * ok * n_all / (len(tasks) * len(t.y_test)))
+    net.train(was)
+    return np.concatenate(out)
+
+
 # ------------------------------------------------------------------ accuracy-matrix metrics
 def average_accuracy(R: np.ndarray) -> float:
     """Mean accuracy over all tasks after the last one. R[i, j]: task j after training task i."""

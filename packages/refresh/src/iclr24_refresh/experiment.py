@@ -36,6 +36,10 @@ PAPER = Paper(
 )
 DATASETS = ("digits", "gmm", *PAPER_DATASETS)
 METHODS = ("er", "derpp")
+RANDOM = "random"
+"""The no-op control's arm: the official step size (scale 1) in a random direction."""
+RULES = tuple(v for v in VARIANTS if v != RANDOM)
+"""The refresh rules a preset may choose (the random control runs beside every one)."""
 
 # Official best arguments (CL-refresh-learning utils/best_args.py). The default streams are
 # MNIST-like (an MLP on small inputs): seq-mnist, buffer 200 (er: lr 0.01, minibatch 10;
@@ -75,7 +79,8 @@ class Preset:
     """Refresh steps as multiples of the official one (delta = 1e-5)."""
     variant: str = "official"
     """Refresh rule: official (derpp.py at HEAD 7c90da5: unlearn, then learn), official-2484f2a
-    (the first commit's order: learn, then unlearn) or paper (Langevin, Sec. 4)."""
+    (the first commit's order: learn, then unlearn) or paper (Langevin, Sec. 4). Every run
+    also trains the no-op control ``random`` (the official step size in a random direction)."""
     buffer_size: int = 100
     """Replay buffer: 100 on the default streams (8% of Split-Digits' training set, 2.5% of
     the mixture's; the official smallest, 200, would hold 16% of Split-Digits); paper: 500."""
@@ -104,8 +109,8 @@ class Preset:
             raise ValueError(f"methods must be among {', '.join(METHODS)}")
         if any(s <= 0 for s in self.scales) or 1.0 not in self.scales:
             raise ValueError("scales must be positive and include 1 (the official step)")
-        if self.variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}")
+        if self.variant not in RULES:
+            raise ValueError(f"variant must be one of {', '.join(RULES)}")
         if min(self.buffer_size, self.batch_size, self.gmm_train, self.check_batch,
                self.width) < 1:  # fmt: skip
             raise ValueError(
@@ -138,13 +143,15 @@ STREAM_EPOCHS = {"digits": 5, "gmm": 2}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     preset_option(parser, "--datasets", field="datasets", nargs="+", choices=DATASETS,
                   help="streams to run")  # fmt: skip
-    preset_option(parser, "--variant", field="variant", choices=tuple(VARIANTS),
+    preset_option(parser, "--variant", field="variant", choices=RULES,
                   help="refresh rule")  # fmt: skip
 
 
-def arm_name(method: str, scale: float | None) -> str:
+def arm_name(method: str, scale: float | str | None) -> str:
     if scale is None:
         return method
+    if scale == RANDOM:
+        return f"{method}+random-step"
     return f"{method}+refresh" if scale == 1.0 else f"{method}+refresh{scale:g}x"
 
 
@@ -173,23 +180,39 @@ def train_config(dataset: str, method: str, preset: Preset) -> TrainConfig:
     )  # fmt: skip
 
 
+def _flat(net: torch.nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().flatten().cpu() for p in net.parameters()])
+
+
 def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
-    """Every arm of one (stream, seed): metrics and accuracy matrices."""
+    """Every arm of one (stream, seed): metrics, accuracy matrices and every test example's
+    final class-IL score per arm (``items``; the test set is the same for every seed)."""
     values: dict[str, float] = {}
     matrices: dict[str, dict[str, list]] = {}
+    items: dict[str, list[float]] = {}
     dev = torch.device(device)
     tasks = [_to(t, dev) for t in stream.tasks]
     for method in preset.methods:
         args = OFFICIAL.get(stream.name, OFFICIAL["mnist"])[method]
         cfg = train_config(stream.name, method, preset)
-        for scale in (None, *preset.scales):
+        base = None  # the arm without refresh's final weights
+        for scale in (None, *preset.scales, RANDOM):
             torch.manual_seed(seed)  # the same initialisation for every arm
             net = _backbone(stream, preset.width).to(dev)
             refresh = (
-                None if scale is None else Refresh(variant=preset.variant, scale=scale, seed=seed)
-            )
+                None if scale is None
+                else Refresh(variant=RANDOM, seed=seed) if scale == RANDOM
+                else Refresh(variant=preset.variant, scale=scale, seed=seed)
+            )  # fmt: skip
             r = train_stream(net, tasks, build_method(method, args), cfg, seed, refresh)
             arm = f"{stream.name}/{arm_name(method, scale)}/"
+            items[arm_name(method, scale)] = r["items_cil"].tolist()
+            if base is None:
+                base = _flat(net)
+                values[arm + "epochs"], values[arm + "tasks"] = cfg.epochs, len(tasks)
+                values[arm + "params"] = sum(p.numel() for p in net.parameters())
+            else:  # how far the plug-in moved the final weights: ||theta - theta_base|| / ||.||
+                values[arm + "weight_gap"] = float((_flat(net) - base).norm() / base.norm())
             values[arm + "acc_cil"] = average_accuracy(r["R_cil"])
             values[arm + "acc_til"] = average_accuracy(r["R_til"])
             values[arm + "forgetting_cil"] = forgetting(r["R_cil"])
@@ -197,13 +220,13 @@ def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
             values[arm + "steps"] = r["steps"]
             values[arm + "refresh_steps"] = r["refresh_steps"]
             values[arm + "train_seconds"] = r["seconds"]
-            official = preset.variant.startswith("official")
+            official = preset.variant.startswith("official") or scale == RANDOM
             if scale is not None and r["displacement_ratio"] and official:
                 # weight matrices only: biases start at 0, where the 1e-3 noise dominates
                 ratios = [
                     q for q, p in zip(r["displacement_ratio"], net.parameters()) if p.dim() > 1
                 ]
-                target = scale * Refresh().delta
+                target = (1.0 if scale == RANDOM else scale) * Refresh().delta
                 values[arm + "step_rel_error"] = max(abs(q / target - 1) for q in ratios)
             matrices[arm_name(method, scale)] = {
                 "cil": r["R_cil"].tolist(),
@@ -212,7 +235,7 @@ def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
             log.info("%s seed %d %s: class-IL %.1f, task-IL %.1f (%d steps, %.1f s)", stream.name,
                      seed, arm_name(method, scale), values[arm + "acc_cil"],
                      values[arm + "acc_til"], r["steps"], r["seconds"])  # fmt: skip
-    return {"values": values, "matrices": matrices}
+    return {"values": values, "matrices": matrices, "items": items}
 
 
 def unified_check(stream, preset: Preset, seed: int) -> dict[str, float]:
@@ -265,6 +288,7 @@ def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     streams = {d: load_stream(d, preset, ctx.data_dir) for d in preset.datasets}  # fails at once
     metrics, matrices = Metrics(), {}
+    items: dict[str, dict[str, dict[int, list[float]]]] = {}  # stream -> arm -> seed -> scores
     for name, stream in streams.items():
         ctx.log.info("%s: %d tasks, %d classes, %d training examples", name, len(stream.tasks),
                      stream.n_classes, sum(len(t.y_train) for t in stream.tasks))  # fmt: skip
@@ -275,6 +299,8 @@ def run(ctx: RunContext) -> Report:
             )
             metrics.update(seed, unit["values"])
             matrices.setdefault(name, []).append(unit["matrices"])
+            for arm, scores in unit["items"].items():
+                items.setdefault(name, {}).setdefault(arm, {})[seed] = scores
             ctx.save_partial(metrics)
     first = streams[preset.datasets[0]]
     check = ctx.cached("unified-check", lambda: unified_check(first, preset, ctx.seeds[0]))
@@ -286,7 +312,8 @@ def run(ctx: RunContext) -> Report:
         ctx.save_figure(
             plot_accuracy_over_time(matrices[name], name), f"{name}_accuracy_over_time.png"
         )
-    return Report(metrics, make_claims(metrics, preset), make_checks(metrics, preset),
+    claims, premises = make_claims(metrics, preset, items)
+    return Report(metrics, claims, make_checks(metrics, preset), premises=premises,
                   extra={"accuracy_matrices_seed0": {n: m[0] for n, m in matrices.items()}})  # fmt: skip
 
 

@@ -26,6 +26,11 @@ before the relearning step on the same batch):
     Table 5 varies the unlearning rate gamma; its numbers were not found, see the README); the
     defaults here (gamma = 0.01, the official unlearning learning rate; T = 1e-7) are ours.
 
+``random`` (the no-op control, ours): the official step's budget in a random direction, each
+tensor moved by scale * delta * ||theta_l|| along a uniformly random unit vector, before the
+learning step; no gradient, no Fisher. What refresh does beyond nudging the weights by its
+step size is what it does better than this arm.
+
 The noise comes from the plug-in's own ``torch.Generator``, so runs with and without refresh
 at one seed consume the same random numbers elsewhere and stay paired.
 """
@@ -43,7 +48,8 @@ from torch import Tensor, nn
 
 EPS = 1e-20  # derpp.py: epsilon = 1E-20
 # variant -> where the training loop calls ``unlearn`` relative to the method's SGD step
-VARIANTS = {"official": "before", "official-2484f2a": "after", "paper": "before"}
+VARIANTS = {"official": "before", "official-2484f2a": "after", "paper": "before",
+            "random": "before"}  # fmt: skip
 
 
 def _grads(net: nn.Module, loss_fn: Callable[[nn.Module], Tensor]) -> list[Tensor]:
@@ -164,6 +170,17 @@ def paper_displacement(
     return out
 
 
+def random_displacement(params: list[Tensor], *, delta: float,
+                        generator: torch.Generator) -> list[Tensor]:  # fmt: skip
+    """The no-op control at the official budget: each tensor moved by delta * ||theta_l|| in
+    a uniformly random direction."""
+    out = []
+    for p in params:
+        xi = torch.randn(p.shape, generator=generator, dtype=p.dtype).to(p.device)
+        out.append(delta * p.detach().norm() / (xi.norm() + EPS) * xi)
+    return out
+
+
 @dataclass
 class Refresh:
     """The refresh plug-in around any CL method: ``when`` says where the training loop calls
@@ -171,7 +188,7 @@ class Refresh:
     7c90da5 and the paper; "after" it for ``official-2484f2a``, the first official commit),
     ``end_task`` refreshes the Fisher."""
 
-    variant: Literal["official", "official-2484f2a", "paper"] = "official"
+    variant: Literal["official", "official-2484f2a", "paper", "random"] = "official"
     delta: float = 1e-5
     """Official relative step per tensor (derpp.py: self.delta = 0.00001)."""
     noise: float = 1e-3
@@ -215,6 +232,12 @@ class Refresh:
         official (either placement): ascent on CE(net(x), y); paper: on ``loss_fn(net)`` (the
         method's L_CL on this batch, buffer terms included), CE where none is given."""
         params = list(net.parameters())
+        if self.variant == "random":
+            disp = random_displacement(params, delta=self.scale * self.delta, generator=self._gen)
+            for p, d in zip(params, disp):
+                p.add_(d)
+            self.steps += 1
+            return disp
         if self.fisher is None:
             self.fisher = [torch.zeros_like(p) for p in params]
         ce = lambda m: F.cross_entropy(m(x), y)  # noqa: E731
@@ -236,7 +259,10 @@ class Refresh:
         return disp
 
     def end_task(self, net: nn.Module, x: Tensor, y: Tensor) -> None:
-        """F <- tau F + F_task, with F_task the Fisher on the finished task's training data."""
+        """F <- tau F + F_task, with F_task the Fisher on the finished task's training data
+        (the random control uses none)."""
+        if self.variant == "random":
+            return
         new = diagonal_fisher(net, x, y)
         if self.fisher is None:
             self.fisher = new

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .continual import ReservoirBuffer, Task, evaluate
+from .continual import ReservoirBuffer, Task, class_il_items, evaluate
 from .refresh import Refresh
 from .unified import CLMethod, Replay
 
@@ -102,7 +102,8 @@ def train_stream(
     """Train ``net`` on ``tasks`` in order; evaluate every task after each one.
 
     Returns the class-IL and task-IL accuracy matrices R[i, j] (test accuracy on task j
-    after training task i, %), the number of SGD steps and of refresh steps, the relative
+    after training task i, %), every test example's final class-IL score (``items_cil``,
+    averaging to R[-1].mean()), the number of SGD steps and of refresh steps, the relative
     norm of one refresh displacement per tensor (for the delta check) and the seconds."""
     order = np.random.default_rng(seed)  # batch order; the buffer has its own generator
     buffer = ReservoirBuffer(cfg.buffer_size, seed=seed + 1)
@@ -145,6 +146,7 @@ def train_stream(
     return {
         "R_cil": R_cil,
         "R_til": R_til,
+        "items_cil": class_il_items(net, tasks),
         "steps": steps,
         "refresh_steps": refresh.steps if refresh is not None else 0,
         "displacement_ratio": ratios,
