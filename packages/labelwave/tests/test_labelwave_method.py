@@ -105,12 +105,24 @@ def test_the_callback_in_a_plain_torch_loop_keeps_the_selected_model():
 
 @pytest.mark.parametrize("pc_pass", ["train", "eval"])
 def test_training_loop_records_pc_in_both_modes(pc_pass):
-    from iclr24_labelwave.train import TrainConfig, mlp, train
+    from iclr24_labelwave.train import TrainConfig, mlp, predict, test_items, train
 
     torch.manual_seed(0)
     x, y = torch.rand(60, 6), torch.randint(0, 3, (60,))
     cfg = TrainConfig(epochs=4, batch_size=16, window=1, patience=2, pc_pass=pc_pass)
-    out = train(mlp(6, 3, 16), x, y, x[:20], y[:20], cfg, seed=0, x_val=x[:10], y_val=y[:10])
+    model = mlp(6, 3, 16)
+    out = train(model, x, y, x[:20], y[:20], cfg, seed=0, x_val=x[:10], y_val=y[:10])
     assert np.isnan(out["pc"][0]) and (out["pc"][1:] >= 0).all() and len(out["pc"]) == 4
     assert len(out["val_acc"]) == 4 and out["best_epoch"] >= 2
     assert out["kept_test_acc"] == out["test_acc"][out["best_epoch"] - 1]
+    # every test example's score at every epoch: they average to that epoch's accuracy
+    for epoch in range(1, 5):
+        scores = test_items(out, epoch)
+        assert scores.shape == (20,) and set(scores) <= {0.0, 100.0}
+        assert scores.mean() == pytest.approx(out["test_acc"][epoch - 1], rel=1e-6)
+    # the kept state's items, example by example (train() leaves the kept state loaded), are
+    # those of the epoch it selected
+    right = (predict(model, x[:20]) == y[:20]).numpy() * 100.0
+    np.testing.assert_array_equal(test_items(out), right)
+    np.testing.assert_array_equal(test_items(out), test_items(out, out["best_epoch"]))
+    assert test_items(out).mean() == pytest.approx(out["kept_test_acc"], rel=1e-6)

@@ -48,8 +48,17 @@ def test_paper_preset_runs_on_miniature_cifar10(tmp_path):
     assert cfg["data"] == "cifar10" and cfg["seeds"] == [1]
     assert (cfg["train"]["batch_size"], cfg["train"]["augment"]) == (128, True)
     ids = {c["id"] for c in res["claims"]}
-    assert {"near-oracle", "vs-holdout/sym0.4", "vs-holdout/pair0.3",
+    assert {"near-oracle", "near-oracle-epoch", "vs-holdout/sym0.4", "vs-holdout/pair0.3",
             "vs-holdout/instance0.4"} <= ids  # fmt: skip
+    # CIFAR's one test set scores every seed: the accuracy claims carry its items' SE
+    for c in res["claims"]:
+        parts = c["test"]["parts"] or [c["test"]]
+        if c["test_set"] == "shared":
+            assert all(p["se_basis"] == "items" for p in parts), c["id"]
+    assert {c["test_set"] for c in res["claims"]} == {"shared", "none"}
+    assert {c["regime"] for c in res["claims"]} == {"below"}  # 4 epochs, not the paper's 200
+    assert {p["id"] for p in res["premises"]} == {"stops/sym0.4", "stops/pair0.3",
+                                                  "stops/instance0.4"}  # fmt: skip
     for g in ("sym0.4", "pair0.3", "instance0.4"):
         for m in ("labelwave/test_acc", "holdout10/test_acc", "holdout20/test_acc"):
             assert f"{g}/{m}" in res["metrics"]

@@ -24,7 +24,7 @@ from .figures import plot_grid, plot_waves
 from .labelwave import label_wave_stop
 from .noise import KINDS, make_noisy_labels
 from .sensitivity import replay_grid
-from .train import TrainConfig, mlp, resnet18, train
+from .train import TrainConfig, mlp, resnet18, test_items, train
 
 PAPER = Paper(
     title="Early Stopping Against Label Noise Without Validation Data",
@@ -130,6 +130,25 @@ def run_one(preset: Preset, data: Dataset, spec: str, seed: int, holdout: float 
     return out
 
 
+def shared_test_set(preset: Preset) -> bool:
+    """CIFAR's one test set scores every seed; digits splits its own per seed."""
+    return preset.data != "digits"
+
+
+def measure_items(runs: dict, preset: Preset, spec: str) -> dict[str, list[float]]:
+    """Every test example's score under each rule's chosen epoch (the items of a shared test
+    set; each list averages to that rule's ``test_acc``)."""
+    full = runs["full"]
+    acc = full["test_acc"]
+    out = {"labelwave": test_items(full),  # the kept state's own evaluation
+           "final": test_items(full, final_epoch(acc)),
+           "oracle": test_items(full, oracle_epoch(acc))}  # fmt: skip
+    for f in preset.holdouts:
+        h = runs[f"holdout{f:g}"]
+        out[f"holdout{round(100 * f)}"] = test_items(h, best_validation_epoch(h["val_acc"]))
+    return {k: v.tolist() for k, v in out.items()}
+
+
 def measure(runs: dict, preset: Preset, spec: str) -> dict[str, float]:
     """The metrics of one seed and noise kind from its three runs' curves."""
     full = runs["full"]
@@ -163,6 +182,7 @@ def run(ctx: RunContext) -> Report:
     if preset.data != "digits":
         load(preset, 0, ctx.data_dir)  # fails at once, with what is missing, if absent
     metrics, curves, full = Metrics(), {}, {}
+    items = {} if shared_test_set(preset) else None  # group -> rule -> seed -> scores
     variants = [None, *preset.holdouts]
     total = len(ctx.seeds) * len(preset.noises) * len(variants) * preset.train.epochs
     with progress(desc="epochs", total=total) as bar:
@@ -172,10 +192,15 @@ def run(ctx: RunContext) -> Report:
                 runs = {}
                 for h in variants:
                     name = "full" if h is None else f"holdout{h:g}"
-                    key = f"{spec.replace(':', '')}-seed{seed}-{name}"
+                    # -v2: a unit also keeps every test item's score per epoch (issue 48)
+                    key = f"{spec.replace(':', '')}-seed{seed}-{name}-v2"
                     job = partial(run_one, preset, data, spec, seed, h, ctx.device, bar)
                     runs[name] = ctx.cached(key, job)
                 metrics.update(seed, measure(runs, preset, spec))
+                if items is not None:
+                    g = items.setdefault(spec.replace(":", ""), {})
+                    for rule, scores in measure_items(runs, preset, spec).items():
+                        g.setdefault(rule, {})[seed] = scores
                 curves.setdefault(spec, runs["full"])
                 full.setdefault(spec.replace(":", ""), []).append(runs["full"])
                 ctx.save_partial(metrics)
@@ -186,11 +211,13 @@ def run(ctx: RunContext) -> Report:
     grid = replay_grid(full)
     grid["rule"] = [preset.train.window, preset.train.patience]
     ctx.save_figure(plot_grid(grid), "window_patience.png")
+    claims, premises = make_claims(metrics, preset, items)
     return Report(
         metrics,
-        make_claims(metrics, preset),
+        claims,
         make_checks(metrics, preset),
         extra={"window_patience_grid": grid},
+        premises=premises,
     )
 
 

@@ -95,20 +95,30 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return float((predict(model, x) == y).float().mean()) * 100.0
 
 
+def test_items(run: dict, epoch: int | None = None) -> np.ndarray:
+    """Every test example's score (100 right, 0 wrong) at 1-based ``epoch`` of a ``train``
+    result, or of the state Label Wave kept (``epoch=None``): their mean is that epoch's test
+    accuracy (``kept_test_acc``). -> (n_test,)"""
+    packed = run["kept_correct"] if epoch is None else run["test_correct"][epoch - 1]
+    return np.unpackbits(packed, count=run["n_test"]).astype(float) * 100.0
+
+
 def train(
     model: nn.Module, x: torch.Tensor, y: torch.Tensor, x_test: torch.Tensor,
     y_test: torch.Tensor, cfg: TrainConfig, seed: int, x_val: torch.Tensor | None = None,
     y_val: torch.Tensor | None = None, progress=None,
 ) -> dict[str, np.ndarray | float | int | None]:  # fmt: skip
     """Train for ``cfg.epochs`` on (x, y) (noisy labels) and record, per epoch, the test
-    accuracy, the validation accuracy (when given) and Label Wave's PC. Label Wave runs as a
-    callback; training goes on after it says stop so that the final epoch and the oracle are
-    measured on the same run, and the state it kept is evaluated at the end."""
+    accuracy, which test examples were right (``test_correct``: (epochs, ceil(n_test / 8))
+    packed bits, read by :func:`test_items`), the validation accuracy (when given) and Label
+    Wave's PC. Label Wave runs as a callback; training goes on after it says stop so that the
+    final epoch and the oracle are measured on the same run, and the state it kept is
+    evaluated at the end (``kept_test_acc``, its items ``kept_correct``)."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
                           weight_decay=cfg.weight_decay)  # fmt: skip
     wave = LabelWave(len(y), window=cfg.window, patience=cfg.patience)
-    test_acc, val_acc, train_loss = [], [], []
+    test_acc, val_acc, train_loss, test_correct = [], [], [], []
     for _ in range(cfg.epochs):
         model.train()
         total = 0.0
@@ -126,18 +136,24 @@ def train(
             wave.update(torch.arange(len(y)), predict(model, x))
         wave.end_epoch(state_of(model))
         train_loss.append(total / len(y))
-        test_acc.append(accuracy(model, x_test, y_test))
+        correct = predict(model, x_test) == y_test  # (n_test,)
+        test_acc.append(float(correct.float().mean()) * 100.0)  # = accuracy(model, x, y)
+        test_correct.append(np.packbits(correct.cpu().numpy()))  # every test item, bit-packed
         if x_val is not None:
             val_acc.append(accuracy(model, x_val, y_val))
         if progress is not None:
             progress.update(1)
-    kept = None
+    kept = kept_correct = None
     if wave.best_state is not None:
         model.load_state_dict(wave.best_state)
-        kept = accuracy(model, x_test, y_test)
+        right = predict(model, x_test) == y_test  # (n_test,)
+        kept = float(right.float().mean()) * 100.0  # = accuracy(model, x_test, y_test)
+        kept_correct = np.packbits(right.cpu().numpy())
     pcs = [np.nan if p is None else p for p in wave.tracker.history]
     ma = [np.nan if m is None else m for m in wave.moving_average]
     return {"test_acc": np.array(test_acc), "val_acc": np.array(val_acc),
+            "test_correct": np.stack(test_correct), "kept_correct": kept_correct,
+            "n_test": len(y_test),
             "train_loss": np.array(train_loss), "pc": np.array(pcs, dtype=float),
             "pc_ma": np.array(ma, dtype=float), "best_epoch": wave.best_epoch,
             "stop_epoch": wave.stop_epoch, "kept_test_acc": kept}  # fmt: skip
