@@ -1,6 +1,7 @@
 """The a-priori trace-gap bound in m (issue 38): the kernel-PCA encoder of the exact kernel,
-its trace gap, the bound, the claim on its decay in m; and the approximation bound written
-with the L2 norm of f* against the RKHS-norm form the package uses."""
+its trace gap, the bound, the claim on its decay in m and its premise (the bound informative
+at >= 3 sizes m); and the approximation bound written with the L2 norm of f* against the
+RKHS-norm form the package uses."""
 
 from types import SimpleNamespace
 
@@ -16,9 +17,9 @@ from iclr24_aug_rkhs import (
     topic_mixture,
     trace_gap_sample_bound,
 )
-from iclr24_aug_rkhs.claims import _trace_gap_rate, _trace_gap_sample_bound
+from iclr24_aug_rkhs.claims import _trace_gap_rate, _trace_gap_sample_bound, make_premises
 
-from iclr24_common import Metrics
+from iclr24_common import Metrics, apply_premises
 
 V, L = 3, 4
 
@@ -100,7 +101,7 @@ def _metrics(slopes: dict[float, list[float]], ratio: float = 1e-3) -> Metrics:
         for s, slope in enumerate(per_seed):
             k = f"msweep/a{a:g}"
             m.update(s, {f"{k}/slope": slope, f"{k}/slope_all": slope, f"{k}/kappa_sq": 30.0,
-                         f"{k}/ceiling": 0.3})  # fmt: skip
+                         f"{k}/ceiling": 0.5})  # fmt: skip
             for mm in PRESET.msweep_m:
                 bound = 10.0 / np.sqrt(mm)
                 m.update(s, {f"{k}/m{mm}/bound": bound, f"{k}/m{mm}/trace_gap": ratio * bound})
@@ -109,10 +110,32 @@ def _metrics(slopes: dict[float, list[float]], ratio: float = 1e-3) -> Metrics:
 
 def test_rate_claim_holds_fails_and_is_inconclusive():
     fast = {0.8: [-1.0, -0.97, -1.02], 0.9: [-0.99, -1.01, -1.0]}
-    assert _trace_gap_rate(_metrics(fast), PRESET).verdict == "holds"
+    claim = _trace_gap_rate(_metrics(fast), PRESET)
+    assert claim.verdict == "holds" and claim.regime == "paper" and claim.test_set == "none"
+    assert all("61bde66" in p["source"]["text"] for p in claim.test.parts)
     stuck = {0.8: [0.01, -0.02, 0.0], 0.9: [-0.99, -1.01, -1.0]}  # no decay at 0.8
     assert _trace_gap_rate(_metrics(stuck), PRESET).verdict == "fails"
     vacuous = {0.8: [float("nan")] * 3, 0.9: [-0.99, -1.01, -1.0]}  # < 3 non-vacuous m
     assert _trace_gap_rate(_metrics(vacuous), PRESET).verdict == "inconclusive"
     assert _trace_gap_sample_bound(_metrics(fast), PRESET).holds
     assert not _trace_gap_sample_bound(_metrics(fast, ratio=1.5), PRESET).holds
+
+
+def test_the_rate_claim_rests_on_the_bound_being_informative():
+    fast = {0.8: [-1.0, -0.97, -1.02], 0.9: [-0.99, -1.01, -1.0]}
+    (premise,) = make_premises(_metrics(fast), PRESET)
+    claim = _trace_gap_rate(_metrics(fast), PRESET)
+    apply_premises([claim], [premise])
+    assert premise.id == "bound-informative" and premise.verdict == "holds"
+    assert claim.rests_on == ("bound-informative",) and claim.verdict == "holds"
+    assert "0.8: 3 of 4" in premise.measured  # the bound 10 / sqrt(m) < 0.5 at m >= 1000
+    # one seed at one rate without a slope (fewer than 3 informative m): the premise fails and
+    # the claim, which would hold on the other rate's slopes alone, is inconclusive
+    short = {0.8: [-1.0, float("nan"), -1.02], 0.9: [-0.99, -1.01, -1.0]}
+    (premise,) = make_premises(_metrics(short), PRESET)
+    claim = _trace_gap_rate(_metrics(short), PRESET)
+    apply_premises([claim], [premise])
+    assert premise.verdict == "fails" and "1 of 6" in premise.measured
+    assert claim.verdict == "inconclusive" and "bound-informative" in claim.premise
+    no_sweep = SimpleNamespace(**{**vars(PRESET), "msweep_rates": ()})
+    assert make_premises(_metrics(fast), no_sweep) == []

@@ -2,16 +2,22 @@
 
 The paper is a theory paper: its claims are statements about every augmentation and
 encoder, measured here on an exact finite space and on real text. There is no competing
-method to run; where a claim compares (kappa across mask rates, the sweet spot), it compares
-mask rates under the same encoder, probe and data, on paired per-seed values with a stated
-margin. What holds by construction (lambda_0 = 1, the closed forms, and every bound: they
-are theorems, here in a form derived in ``bounds.py``, evaluated exactly) is a check; a bound
-is shown with its slack and labelled vacuous past 100x.
+method to run; where a claim compares (the sweet spot), it compares mask rates under the
+same encoder, probe and data, on paired per-seed values with a stated margin. What holds by
+construction (lambda_0 = 1, the closed forms, kappa's growth in L and its fall with the
+mask rate under a bigram P_X, and every bound: they are theorems, here in a form derived in
+``bounds.py``, evaluated exactly) is a check; a bound is shown with its slack and labelled
+vacuous past 100x.
+
+Regimes: the trace gap's decay in m is a statement of a theorem, which holds on any finite
+space (the paper's regime); the two sweet spots are the paper's observation on masked
+language modelling of real text (wikipedia-simple, word-piece tokens), far from the exact
+finite space and from a 2-layer character model: below the paper's regime. The decay is
+measured only where the a-priori bound is informative at >= 3 sizes m, a precondition of
+ours, not the paper's: the premise ``bound-informative``.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -19,8 +25,11 @@ from iclr24_common import (
     Check,
     Claim,
     Metrics,
+    Premise,
+    Source,
     all_of,
     bound_check,
+    none_of,
     superiority,
     threshold,
 )
@@ -31,23 +40,41 @@ SEARCHED = (
     "theorems' structure and kappa ~ 1e100 on wikipedia-simple, not the statements); no code"
 )
 
-R2_MIN = 0.98
-"""The kappa claim's linearity: the linear fit of log kappa^2 in L explains >= 98 % of its
-variance (the package's criterion, fixed before the first run; the paper states no number)."""
-
 NOTICEABLE = 1.05
 """A rate is "worse" than the best when its error is more than 5 % higher (the repository's
-"comparable" = within 5 %; the paper states no number)."""
+"comparable" = within 5 %; the paper states no number). Set at 75eac5c, when the v3 code
+rescored the run on file: the end ratios (2.98 and 1.12) were known then."""
+NOTICEABLE_SOURCE = Source.ours(
+    "5 % worse than the best rate, the repository's 'comparable' level; the paper states no "
+    "number. Not fixed before the data: set when the v3 code rescored the run on file, whose "
+    "end ratios (2.98 and 1.12) were known", commit="75eac5c")  # fmt: skip
+SWEET_FACTOR_SOURCE = Source.ours(
+    "the weak rate loses at least half its accuracy against the best (error x2): the "
+    "package's pre-set factor, fixed with its first implementation before any run; the "
+    "paper gives none", commit="800d7a7")  # fmt: skip
 
 RATE_TOL = 0.1
 """The trace gap's decay in m "at least at the bound's rate m^-1/2": a per-seed log-log slope
 below -1/2 + 0.1 (0.1 in the exponent is a factor 10^0.1 = 1.26 per decade of m; fixed
 before the sweep was run, after a probe at m <= 3200 had shown slopes near -1.3 at alpha =
 0.8 and none at 0.2 and 0.5; the paper states no number)."""
+RATE_SOURCE = Source.ours(
+    "0.1 in the exponent (a factor 10^0.1 = 1.26 per decade of m) above the bound's -1/2; "
+    "fixed before the sweep was run, after a probe at m <= 3200 (slopes near -1.3 at alpha "
+    "0.8, none at 0.2 and 0.5); the paper states no number", commit="61bde66")  # fmt: skip
 
 MLM_MARGIN = 0.01
 """One point of probe test error: about one seed's binomial standard error on the
 ``mlm-demo`` test set (1500 windows, error ~0.8: sqrt(0.8 * 0.2 / 1500) = 0.010)."""
+MLM_SOURCE = Source.derived(
+    "one seed's binomial SE of the probe's test error on the mlm-demo test set: "
+    "sqrt(0.8 x 0.2 / 1500) = 0.010")  # fmt: skip
+
+# What the paper's sweet spot needs: its NLP experiment (the corpus named by the public
+# OpenReview discussion; the model, steps and tasks could not be read)
+MLM_PAPER = ("masked language modelling of real text: wikipedia-simple with word-piece tokens "
+             "(kappa ~ 1e100; OpenReview Ax2yRhCQr1, reviewer 4), a transformer encoder and NLP "
+             "downstream tasks (the paper's sizes and tasks not retrieved)")  # fmt: skip
 
 
 def _key(alpha: float) -> str:
@@ -72,11 +99,46 @@ def _worst(errors: np.ndarray, bounds: np.ndarray) -> tuple[int, int]:
 
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     return [
-        *_kappa_claims(metrics, preset),
         _sweet_spot(metrics, preset),
         *([_trace_gap_rate(metrics, preset)] if preset.msweep_rates else []),
         *([_mlm_sweet_spot(metrics, preset)] if preset.mlm_rates else []),
     ]
+
+
+def make_premises(metrics: Metrics, preset) -> list[Premise]:
+    return [_bound_informative(metrics, preset)] if preset.msweep_rates else []
+
+
+def _fitted_m(metrics: Metrics, preset, alpha: float) -> list[int]:
+    """The sizes m of the sweep where the a-priori bound is below lambda_1 + .. + lambda_d
+    (the largest trace gap possible): where it predicts a decay."""
+    k = f"msweep/{_key(alpha)}"
+    return [m for m in preset.msweep_m
+            if metrics.mean(f"{k}/m{m}/bound") < metrics.mean(f"{k}/ceiling")]  # fmt: skip
+
+
+def _bound_informative(metrics: Metrics, preset) -> Premise:
+    rates = preset.msweep_rates
+    slope = {a: metrics.by_seed(f"msweep/{_key(a)}/slope") for a in rates}
+    seeds = sorted(set.intersection(*(set(s) for s in slope.values())))
+    # a slope is fitted only over >= 3 such m with a positive trace gap (else NaN)
+    unfitted = {s: sum(bool(np.isnan(slope[a][s])) for a in rates) for s in seeds}
+    fitted = {a: _fitted_m(metrics, preset, a) for a in rates}
+    return Premise(
+        id="bound-informative",
+        statement="At every rate of the m sweep, the a-priori trace-gap bound is informative "
+        "(below lambda_1 + .. + lambda_d, the largest trace gap possible) at >= 3 sizes m with "
+        "a positive measured trace gap, so that the slope is fitted where the bound predicts a "
+        "decay",
+        paper="not a statement of the paper: the precondition of measuring Theorem 2's "
+        "dependence on m (the sizes m and the rates are ours)",
+        measured="informative m by rate: "
+        + ", ".join(f"{a:g}: {len(f)} of {len(preset.msweep_m)}" for a, f in fitted.items())
+        + f"; (rate, seed) pairs without a fitted slope: {sum(unfitted.values())} of "
+        f"{len(rates) * len(seeds)}",
+        criterion="(rate, seed) pairs with fewer than 3 such m: none",
+        test=none_of(unfitted),
+    )
 
 
 def _decomposition(metrics: Metrics, preset) -> Check:
@@ -162,8 +224,10 @@ def _finite_sample_bound(metrics: Metrics, preset) -> Check:
     return check
 
 
-def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
-    alphas = preset.text_alphas
+def _kappa_checks(metrics: Metrics, preset) -> list[Check]:
+    """kappa^2 of [MASK] replacement on text under the corpus's bigram chain: its growth in L
+    and its fall with the mask rate follow from the chain (checks, not claims)."""
+    alphas, lengths = preset.text_alphas, preset.text_lengths
     slope = {a: metrics.by_seed(f"text/{_key(a)}/slope") for a in alphas}
     r2 = {a: metrics.by_seed(f"text/{_key(a)}/r2") for a in alphas}
     iid = {a: metrics.mean(f"text/{_key(a)}/iid_slope") for a in alphas}
@@ -173,51 +237,56 @@ def _kappa_claims(metrics: Metrics, preset) -> list[Claim]:
         f"{metrics.mean(f'text/{_key(a)}/r2'):.4f} (smallest {min(r2[a].values()):.4f})"
         for a in alphas
     )
-    grows = all_of(
-        *(threshold(slope[a], threshold=0.0) for a in alphas),
-        # R2_MIN: the package's linearity criterion, fixed before the first run
-        *(threshold(r2[a], threshold=R2_MIN) for a in alphas),
-    )
-    # a slope difference that changes kappa^2 at the longest length measured by a factor of 2
-    # (a factor 2 in the estimation term): log10(2) / max L
-    margin = math.log10(2) / max(preset.text_lengths)
     pairs = list(zip(alphas, alphas[1:]))
-    falls = all_of(*(superiority(slope[a], slope[b], margin=margin) for a, b in pairs))
     gaps = [metrics.gap(f"text/{_key(a)}/slope", f"text/{_key(b)}/slope") for a, b in pairs]
+    # (lengths, rates, seeds): log10 kappa^2 on the same windows at every rate
+    curve = np.array([[metrics.values(f"text/{_key(a)}/L{n}/log10_kappa_sq") for a in alphas]
+                      for n in lengths])  # fmt: skip
+    rise = float(np.diff(curve, axis=1).max())  # the largest step up as the rate rises
+    setting = (
+        f"Setting: {metrics.mean('text/vocab_size'):.0f}-character text of pydoc_data.topics "
+        "(not wikipedia-simple), P_X its bigram chain, lengths "
+        f"{min(lengths)}-{max(lengths)}"
+    )
     paper = (
         "the paper's analysis of masking: kappa grows exponentially in the sequence length and "
         f"falls with the mask rate (the paper's own numbers and closed forms not retrieved; "
         f"{SEARCHED})"
     )
-    setting = (
-        f"Setting: {metrics.mean('text/vocab_size'):.0f}-character text of pydoc_data.topics "
-        "(not wikipedia-simple), P_X its bigram chain, lengths "
-        f"{min(preset.text_lengths)}-{max(preset.text_lengths)}"
-    )
     return [
-        Claim(
+        Check(
             id="kappa-exponential-in-length",
             statement="The augmentation complexity of [MASK] replacement grows exponentially "
-            "with the sequence length: log kappa^2 is linear in L with a positive slope",
+            "with the sequence length: log kappa^2 rises in L at a positive rate per token",
             paper=paper,
             measured=f"log10 kappa^2 per token (mean +/- SE over seeds): {rows}. " + setting,
-            criterion=f"at every rate: the per-seed slope of log10 kappa^2 in L above 0, and "
-            f"the per-seed R^2 of that linear fit above {R2_MIN:g} (each by more than 2 SE)",
-            test=grows,
+            criterion="at every rate, on every seed: the slope of log10 kappa^2 in L above 0 "
+            "(the R^2 of the linear fit shown)",
+            holds=all(v > 0 for a in alphas for v in slope[a].values()),
+            why="under a full-support bigram chain K_X(x, x) = E_S[1 / P(X_keep = x_keep)], "
+            "and every kept position after the first multiplies 1 / P by a factor between "
+            "1 / p_max > 1 and 1 / p_min (entries of the chain's powers), so log K_X(x, x) "
+            "lies between L log(alpha + (1 - alpha) / p_max) and L log(alpha + (1 - alpha) / "
+            "p_min) up to constants: two lines of positive slope in L, for every window",
         ),
-        Claim(
+        Check(
             id="kappa-falls-with-mask-rate",
-            statement="Stronger masking lowers the augmentation complexity: the growth rate of "
-            "log kappa^2 per token falls as the mask rate rises",
+            statement="Stronger masking does not raise the augmentation complexity: at every "
+            "length, kappa^2 is non-increasing in the mask rate",
             paper=paper,
-            measured="slope(alpha_i) - slope(alpha_{i+1}): "
+            measured=f"largest rise of log10 kappa^2 from one rate to the next, over "
+            f"{len(lengths)} lengths x {curve.shape[2]} seeds: {rise:+.2g} (negative: it "
+            "always falls); per-token slope(alpha_i) - slope(alpha_{i+1}): "
             + ", ".join(f"{a:g}->{b:g}: {g}" for (a, b), g in zip(pairs, gaps))
             + ". "
             + setting,
-            criterion=f"every consecutive pair of rates: slope at the lower rate vs slope at "
-            f"the higher (margin log10(2) / {max(preset.text_lengths)} = {margin:.2g}: a factor "
-            "2 in kappa^2 at the longest length)",
-            test=falls,
+            criterion="on every seed and length, log10 kappa^2 (the same windows at every "
+            "rate) does not rise from one rate to the next (1e-12)",
+            holds=rise <= 1e-12,
+            why="masking one more position can only raise P(X_keep = x_keep) (it marginalises "
+            "a coordinate), so coupling the masks (position j masked iff U_j < alpha) makes "
+            "K_X(x, x) = E_S[1 / P(X_keep = x_keep)] non-increasing in alpha for every window, "
+            "and so their maximum",
         ),
     ]
 
@@ -237,7 +306,9 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
         id="sweet-spot",
         statement="There is a sweet spot in the augmentation strength: with the finite-sample "
         "encoder, too weak masking (huge kappa) and too strong masking (large isometry "
-        "constant) both hurt the downstream error",
+        f"constant) both hurt the downstream error (the weak rate {low:g} at least "
+        f"{preset.sweet_factor:g}x the best rate's error, both ends of the sweep more than "
+        f"{NOTICEABLE - 1:.0%} above it)",
         paper="the paper's NLP experiments: a sweet spot in the mask rate of masked language "
         f"modelling on NLP tasks (the paper's numbers not retrieved, {SEARCHED})",
         measured=f"best rate {best:g} (interior: {'yes' if interior else 'no'}); per-seed "
@@ -247,14 +318,19 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
         f"ours (V={preset.vocab_size}, L={preset.length}, m={preset.n_pretrain}, d={preset.d}, "
         f"n={preset.n_labels})",
         criterion=f"per-seed error ratio (rate / best rate {best:g}, the best by mean error): at "
-        f"{low:g} above {preset.sweet_factor:g} (the package's pre-set factor; the paper gives "
-        f"none), and at both ends {lo_end:g} and {hi_end:g} above {NOTICEABLE:g} (5 % worse: "
-        "the best rate is interior; a best rate at an end has ratio 1 there and fails)",
+        f"{low:g} above {preset.sweet_factor:g}, and at both ends {lo_end:g} and {hi_end:g} "
+        f"above {NOTICEABLE:g} (5 % worse: the best rate is interior; a best rate at an end has "
+        "ratio 1 there and fails)",
         test=all_of(
-            threshold(r_low, threshold=preset.sweet_factor),
-            threshold(r_first, threshold=NOTICEABLE),
-            threshold(r_last, threshold=NOTICEABLE),
+            threshold(r_low, threshold=preset.sweet_factor, source=SWEET_FACTOR_SOURCE),
+            threshold(r_first, threshold=NOTICEABLE, source=NOTICEABLE_SOURCE),
+            threshold(r_last, threshold=NOTICEABLE, source=NOTICEABLE_SOURCE),
         ),
+        regime="below",
+        needs=f"{MLM_PAPER}; ours an exact finite space of V^L = {preset.vocab_size}^"
+        f"{preset.length} inputs, the plug-in encoder from m = {preset.n_pretrain} samples, "
+        f"d = {preset.d}, a ridge probe on n = {preset.n_labels} labels",
+        test_set="none",
     )
 
 
@@ -263,9 +339,7 @@ def _trace_gap_rate(metrics: Metrics, preset) -> Claim:
     slope = {a: metrics.by_seed(f"msweep/{_key(a)}/slope") for a in rates}
     parts = []
     for a in rates:
-        k = f"msweep/{_key(a)}"
-        fit = [m for m in preset.msweep_m if metrics.mean(f"{k}/m{m}/bound")
-               < metrics.mean(f"{k}/ceiling")]  # fmt: skip
+        k, fit = f"msweep/{_key(a)}", _fitted_m(metrics, preset, a)
         span = f"m {fit[0]:.2g}..{fit[-1]:.2g}" if fit else "no m"
         parts.append(f"alpha={a:g} (kappa^2 {metrics.mean(f'{k}/kappa_sq'):.3g}, bound "
                      f"non-vacuous at {span}): slope {metrics.fmt(f'{k}/slope', 3)} (over every "
@@ -273,8 +347,9 @@ def _trace_gap_rate(metrics: Metrics, preset) -> Claim:
     return Claim(
         id="trace-gap-decays-in-m",
         statement="The trace gap of the encoder learned from m pretraining inputs decays in m "
-        "at least at the rate of its a-priori bound, m^-1/2 (Theorem 2's dependence on m, "
-        "in the bound derived in bounds.trace_gap_sample_bound)",
+        f"about as fast as its a-priori bound, m^-1/2, or faster (a log-log slope below "
+        f"-1/2 + {RATE_TOL:g}; Theorem 2's dependence on m, in the bound derived in "
+        "bounds.trace_gap_sample_bound)",
         paper="Theorem 2: the encoder estimated from finite pretraining samples approximates "
         "the top-d eigenspace, with no eigen-gap needed (its statement and constants not "
         f"retrieved, {SEARCHED})",
@@ -284,11 +359,17 @@ def _trace_gap_rate(metrics: Metrics, preset) -> Claim:
         "non-vacuous: " + "; ".join(parts) + f". Setting: ours (V={preset.vocab_size}, "
         f"L={preset.length}, d={preset.d})",
         criterion=f"at every rate: the per-seed slope, fitted over the m where the bound is "
-        f"below lambda_1 + .. + lambda_d (where it predicts a decay; at least 3 such m, else "
-        f"inconclusive), below -1/2 + {RATE_TOL:g} = {top:g}",
+        f"below lambda_1 + .. + lambda_d (where it predicts a decay; at least 3 such m: premise "
+        f"bound-informative), below -1/2 + {RATE_TOL:g} = {top:g}",
         test=all_of(
-            *(threshold(slope[a], threshold=top, higher_is_better=False) for a in rates)
-        ),  # fmt: skip
+            *(
+                threshold(slope[a], threshold=top, higher_is_better=False, source=RATE_SOURCE)
+                for a in rates
+            )
+        ),
+        regime="paper",
+        test_set="none",
+        rests_on=("bound-informative",),
     )
 
 
@@ -347,6 +428,7 @@ def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
             higher_is_better=False,
             control=untrained,
             control_name="untrained encoder",
+            source=MLM_SOURCE,
         )  # fmt: skip
         for r in (rates[0], rates[-1])
     ]
@@ -354,7 +436,8 @@ def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
         id="mlm-sweet-spot",
         statement="Masked-LM pretraining has a sweet spot in the mask rate: a linear probe on "
         "the pretrained encoder does best at an interior rate, worse with too little masking "
-        "and with too much",
+        f"and with too much (both end rates' probe error more than {MLM_MARGIN:g} above the "
+        "best rate's)",
         paper="the paper's NLP experiments (a sweet spot in the mask rate; its table not "
         f"retrieved, {SEARCHED})",
         measured=f"probe test error by rate: {curve}; best {best:g} (interior: "
@@ -369,6 +452,13 @@ def _mlm_sweet_spot(metrics: Metrics, preset) -> Claim:
         "error, about one seed's binomial SE on 1500 test windows; a best rate at an end "
         "ties itself and fails); control: the untrained encoder in place of the best rate's",
         test=all_of(*ends),
+        regime="below",
+        needs=f"{MLM_PAPER}; ours {preset.mlm_length}-character windows of our corpus, a "
+        f"{preset.mlm_layers}-layer, {preset.mlm_hidden}-wide encoder, {preset.mlm_steps} steps "
+        f"x {preset.mlm_batch} windows, our {preset.mlm_classes}-part target",
+        test_set="per-seed",
+        moved=f"the best rate's encoder vs the untrained one: probe error "
+        f"{metrics.gap(name(best), 'mlm/untrained/probe_error')}",
     )
 
 
@@ -392,6 +482,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
     return [
         _decomposition(metrics, preset),
         _finite_sample_bound(metrics, preset),
+        *_kappa_checks(metrics, preset),
         Check(
             id="lambda0-constant",
             statement="The top eigenpair of Gamma* Gamma is lambda_0 = 1 with psi_0 constant",

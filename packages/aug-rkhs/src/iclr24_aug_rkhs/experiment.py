@@ -52,7 +52,7 @@ from .aug_rkhs import (
     ridge_probe,
 )
 from .bounds import finite_sample_error_bound, probe_error_bound, trace_gap_sample_bound
-from .claims import make_checks, make_claims
+from .claims import make_checks, make_claims, make_premises
 from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
 from .figures import plot_errors, plot_kappa, plot_mlm, plot_spectra
 
@@ -524,6 +524,7 @@ def run(ctx: RunContext) -> Report:
         make_claims(metrics, preset),
         make_checks(metrics, preset),
         extra={"top_eigenvalues": eigenvalues},
+        premises=make_premises(metrics, preset),
     )
 
 
