@@ -14,10 +14,13 @@ patience 1 (300); Friedman 50 rows (1 000), the 2-D function 50 (10 000), the ti
 (20 000) timed for 2 epochs (11); Auto MPG 2 folds (5); UMNN 5 quadrature steps (50).
 """
 
+from dataclasses import replace
+
 import numpy as np
 from iclr24_smnn import data as D
 from iclr24_smnn.experiment import app
 
+from iclr24_common import sha256_of
 from iclr24_common.testing import run_paper_preset
 
 
@@ -37,6 +40,14 @@ def write_official_csvs(root, n_train=30, n_test=10, seed=0):
             np.savetxt(folder / f"{split}.csv", np.column_stack([X, y]), delimiter=",")
 
 
+def pin_miniatures(monkeypatch, root):
+    """The pinned official files (COMPAS, Heart) pinned to the miniatures' checksums: the
+    paper preset verifies every pinned file before it trains."""
+    for name, files in D.REMOTE.items():
+        pins = tuple(replace(f, sha256=sha256_of(root / "smnn" / f.path)) for f in files)
+        monkeypatch.setitem(D.REMOTE, name, pins)
+
+
 def test_miniature_csvs_have_the_official_format(tmp_path):
     write_official_csvs(tmp_path)
     first = (tmp_path / "smnn/compas/train.csv").read_text().splitlines()[0].split(",")
@@ -49,9 +60,10 @@ SIZES = {"seeds": 0, "max_epochs": 2, "patience": 1, "friedman_n": 50, "synth_n"
          "scal_n": 200, "scal_epochs": 2, "autompg_folds": 2, "umnn_steps": 5}  # fmt: skip
 
 
-def test_paper_preset_runs_on_miniature_official_csvs(tmp_path):
+def test_paper_preset_runs_on_miniature_official_csvs(tmp_path, monkeypatch):
     data = tmp_path / "data"
     write_official_csvs(data)
+    pin_miniatures(monkeypatch, data)
     res = run_paper_preset(app, data, tmp_path / "run", sets=SIZES)
     cfg = res["config"]
     assert cfg["tune"] and "paper_datasets" in cfg["tasks"] and len(cfg["friedman_noises"]) == 5
@@ -60,3 +72,5 @@ def test_paper_preset_runs_on_miniature_official_csvs(tmp_path):
         metric = "test_accuracy" if spec.task == "classification" else "test_rmse"
         assert f"{name}/smnn/{metric}" in m, name
     assert any(k.startswith("scalability/smnn/epoch_seconds_m20") for k in m)
+    assert set(res["data_files"]) == {f"{n}/{s}.csv" for n in D.PAPER_DATASETS
+                                      for s in ("train", "test")}  # fmt: skip

@@ -13,7 +13,11 @@ Generated / bundled (``smoke`` and ``default`` presets, offline):
   uses m in {1, 2, 5, 10, 20} of 40 inputs; its CSV is not published, so we generate one).
 
 Real (``paper`` preset): the preprocessed CSVs of the official repository (no header, the
-features then the label), ``<data-dir>/smnn/<name>/{train,test}.csv``.
+features then the label), ``<data-dir>/smnn/<name>/{train,test}.csv``. COMPAS and Heart
+Disease are pinned (:data:`REMOTE`: raw GitHub URLs of retna319/SMNN at
+:data:`OFFICIAL_COMMIT`, SHA-256 each): ``--download`` fetches them and the ``paper`` preset
+checks them. Blog Feedback's CSVs are not in the repository's public snapshot (over its size
+limit) and Loan's are made by a script from a Kaggle table, so neither is pinned.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from iclr24_common import MissingDataError
+from iclr24_common import MissingDataError, RemoteFile, download_files, sha256_of, verify_files
 
 
 @dataclass
@@ -189,11 +193,58 @@ PAPER_DATASETS = {
     ),
 }
 
+OFFICIAL_COMMIT = "f7ac1414f61d5178ee0a4f6a8aa8f10355505a6a"  # retna319/SMNN HEAD, 2024
+_RAW = f"https://raw.githubusercontent.com/retna319/SMNN/{OFFICIAL_COMMIT}"
+# SHA-256 and size of the files at OFFICIAL_COMMIT (computed from the fetched repository)
+_PINNED = {
+    "compas/train.csv": ("a3e97852e28c67b6dc5191580546ed5facf4d547b6a2a0d200eb26d90b9bf570", 1_727_950),
+    "compas/test.csv": ("9b3a0847729e56757961adbfb802b2a26fb3979f4f034735fd96d1d5c0c3f04a", 432_250),
+    "heart/train.csv": ("61c3078e7028fa80d25114843667ae5407debe8d00d1d055b7b3869da7934306", 84_700),
+    "heart/test.csv": ("7b020a845cf1b1139eaaa52629391dd3a4b5cca3e0ce4eb4ee770b42e9b4f9a7", 21_350),
+}  # fmt: skip
+REMOTE: dict[str, tuple[RemoteFile, ...]] = {
+    name: tuple(RemoteFile(url=f"{_RAW}/{path}", path=path, sha256=sha, size=size)
+                for path, (sha, size) in _PINNED.items() if path.startswith(f"{name}/"))
+    for name in ("compas", "heart")
+}  # fmt: skip
+"""The pinned official files, per dataset; paths relative to ``<data-dir>/smnn``."""
+
 HOW_TO_GET = (
-    "copy train.csv and test.csv of each dataset from the official repository "
-    "(github.com/retna319/SMNN: compas/, blogfeedback/, loan/, heart/; the Loan CSVs are made by "
+    "pass --download (COMPAS and Heart: the official CSVs of github.com/retna319/SMNN at "
+    f"{OFFICIAL_COMMIT[:7]}, SHA-256 checked), or copy train.csv and test.csv of each dataset "
+    "from that repository (compas/, blogfeedback/, loan/, heart/; the Loan CSVs are made by "
     "data/realworld-datasets/make_loan_data.py) into <data-dir>/smnn/<name>/"
 )
+
+
+def download_paper_data(root: Path, names, log=None) -> dict[str, str]:
+    """``--download``: the pinned official CSVs of ``names`` (those in :data:`REMOTE`) into
+    ``root/smnn``, each checked against its SHA-256 before it is moved into place; a failed
+    request or a different checksum is one line, exit 2, with nothing half-written left.
+    Returns ``{path: sha256}``."""
+    files = [f for n in names for f in REMOTE.get(n, ())]
+    got = download_files(Path(root) / "smnn", files, log=log) if files else {}
+    if log is not None:
+        log.info("--download: %d official CSVs (%s) under %s, SHA-256 checked%s", len(files),
+                 ", ".join(n for n in names if n in REMOTE) or "none", Path(root) / "smnn",
+                 "".join(f"; {n}: not pinned, copy it by hand" for n in names
+                         if n not in REMOTE))  # fmt: skip
+    return got
+
+
+def paper_data_checksums(root: Path, names) -> dict[str, str]:
+    """SHA-256 of every CSV ``names`` are read from (for the results file): the pinned ones
+    verified against their pins (a different copy is one line, exit 2), the others
+    computed."""
+    out = {}
+    for n in names:
+        if n in REMOTE:
+            out.update(verify_files(Path(root) / "smnn", REMOTE[n], what=f"the official {n} CSVs",
+                                    how_to_get="delete it and pass --download"))  # fmt: skip
+        else:
+            for p in paper_dataset_paths(root, n):
+                out[f"{n}/{p.name}"] = sha256_of(p)
+    return out
 
 
 def paper_dataset_paths(root: Path, name: str) -> list[Path]:

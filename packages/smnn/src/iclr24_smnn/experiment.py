@@ -102,6 +102,10 @@ GRIDS: dict[str, list[dict]] = {
 }
 assert all(len(g) == TRIALS for g in GRIDS.values())
 TASKS = ("friedman", "synthetic2d", "autompg", "scalability", "paper_datasets")
+DOWNLOAD = (
+    "the official preprocessed CSVs of COMPAS and Heart Disease from retna319/SMNN at "
+    f"{D.OFFICIAL_COMMIT[:7]} (raw GitHub URLs, SHA-256 pinned) into <data-dir>/smnn/"
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,8 @@ class Preset:
     """Random seeds (data, split, initialisation)."""
     tasks: tuple[str, ...] = ("friedman", "synthetic2d", "autompg", "scalability")
     """Measurements to run, of friedman, synthetic2d, autompg, scalability, paper_datasets."""
+    datasets: tuple[str, ...] = tuple(D.PAPER_DATASETS)
+    """The real datasets of ``paper_datasets`` (of compas, blogfeedback, loan, heart)."""
     models: tuple[str, ...] = ("smnn", "mlp", "same", "lmn", "umnn", "gbm")
     """Models to fit (``lattice``, opt-in, is skipped where pytorch-lattice is not installed:
     it cannot be a locked dependency; see the README)."""
@@ -160,6 +166,11 @@ class Preset:
                 raise ValueError(f"{name} must be >= 1")
         if bad := set(self.tasks) - set(TASKS):
             raise ValueError(f"unknown tasks {sorted(bad)}; choose from {', '.join(TASKS)}")
+        if bad := set(self.datasets) - set(D.PAPER_DATASETS):
+            raise ValueError(f"unknown datasets {sorted(bad)}; choose from "
+                             f"{', '.join(D.PAPER_DATASETS)}")  # fmt: skip
+        if "paper_datasets" in self.tasks and not self.datasets:
+            raise ValueError("paper_datasets needs at least one of datasets")
         if bad := set(self.models) - set(GRIDS):
             raise ValueError(f"unknown models {sorted(bad)}; choose from {', '.join(GRIDS)}")
         if "smnn" not in self.models:
@@ -508,7 +519,8 @@ def accuracy_tasks(preset: Preset) -> list[str]:
     if "friedman" in preset.tasks:
         names += [f"friedman_noise{nz:g}" for nz in preset.friedman_noises]
     names += [t for t in ("synthetic2d", "autompg") if t in preset.tasks]
-    return names + (list(D.PAPER_DATASETS) if "paper_datasets" in preset.tasks else [])
+    real = [d for d in D.PAPER_DATASETS if d in preset.datasets]
+    return names + (real if "paper_datasets" in preset.tasks else [])
 
 
 def fits(preset: Preset, task: str, model: str) -> bool:
@@ -551,8 +563,14 @@ def _measure(preset: Preset, data_root, task: str, model: str, seed: int, config
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
-    if "paper_datasets" in preset.tasks:
-        D.require_paper_data(ctx.data_dir)  # stop before training anything
+    data_files = {}
+    if "paper_datasets" in preset.tasks:  # stop before training anything
+        if ctx.download:  # the pinned files, each checked before it is moved into place
+            D.download_paper_data(ctx.data_dir, preset.datasets, ctx.log)
+        D.require_paper_data(ctx.data_dir, preset.datasets)
+        data_files = D.paper_data_checksums(ctx.data_dir, preset.datasets)
+        ctx.log.info("the official CSVs: %s", ", ".join(f"{k} {v[:12]}..."
+                                                         for k, v in data_files.items()))  # fmt: skip
     models = models_of(preset, ctx.log)
     ctx.log.info("models %s; %s; selection on the %s split; cap %d epochs, patience %d",
                  models, f"{TRIALS} configurations each" if preset.tune else "no tuning",
@@ -601,6 +619,7 @@ def run(ctx: RunContext) -> Report:
             "selection": preset.selection,
             "tuned": {f"{t}/{m}": c for (t, m), c in chosen.items()},
             "grids": {m: GRIDS[m] for m in models} if preset.tune else {},
+            **({"data_files": data_files} if data_files else {}),
         },
     )
 
