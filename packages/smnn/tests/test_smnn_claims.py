@@ -1,9 +1,11 @@
 """The claims' criteria on small hand-made metrics (no training): Auto MPG is non-inferiority
-on paired per-seed MSEs within 5 % of the peer's mean, with the linear regression as its no-op
-arm (a control that passes makes it inconclusive); the real datasets' shared test set counts
-its items in the SE; the scalability time ratios are thresholds on per-seed ratios (noise that
-cannot decide is inconclusive; the parameter counts are a check); convergence is a premise
-whose failure makes the claims resting on it inconclusive."""
+on paired per-seed MSEs within 5 % of the best of the paper's Table 3 peers (LMN; boosting and
+UMNN are extra rows), with the linear regression as its no-op arm (a control that passes makes
+it inconclusive); the real datasets' shared test set counts its items in the SE; SMNN's
+scalability time ratio is a threshold on per-seed ratios (noise that cannot decide is
+inconclusive; the growing peers' growth and the parameter counts are checks); the noise claim
+compares SMNN's slope with the MLP's (the paper's comparator); convergence is a premise whose
+failure makes the claims resting on it inconclusive."""
 
 from dataclasses import replace
 
@@ -20,11 +22,12 @@ TASKS = ["autompg"]
 
 
 def metrics(*, smnn_mse=(7.5, 7.7, 7.6), smnn_time_hi=(0.040, 0.041, 0.039), capped=0,
-            linear=(11.5, 11.9, 11.2), smnn_params_hi=17017) -> Metrics:  # fmt: skip
+            linear=(11.5, 11.9, 11.2), smnn_params_hi=17017, gbm=9.0, umnn_hi=2.4,
+            lmn=(7.6, 7.7, 7.8)) -> Metrics:  # fmt: skip
     m = Metrics()
     for s in range(3):
-        for model, mse in (("smnn", smnn_mse[s]), ("lmn", 8.7), ("umnn", 7.6 + 0.1 * s),
-                           ("gbm", 9.0), ("linear", linear[s])):  # fmt: skip
+        for model, mse in (("smnn", smnn_mse[s]), ("lmn", lmn[s]), ("umnn", 8.7),
+                           ("gbm", gbm), ("linear", linear[s])):  # fmt: skip
             m.update(s, {"test_mse": mse, "violation_rate": 0.0, "trials": 4.0},
                      prefix=f"autompg/{model}/")  # fmt: skip
             if model not in ("gbm", "linear"):
@@ -32,7 +35,7 @@ def metrics(*, smnn_mse=(7.5, 7.7, 7.6), smnn_time_hi=(0.040, 0.041, 0.039), cap
                              "best_epoch": 100.0}, prefix=f"autompg/{model}/")  # fmt: skip
         m.add("autompg/smnn/violation_rate_init", s, 0.0)
         for model, lo, hi, p_lo, p_hi in (("smnn", 0.040, smnn_time_hi[s], 15953, smnn_params_hi),
-                                          ("umnn", 0.11, 2.4 + 0.1 * s, 6915, 113980),
+                                          ("umnn", 0.11, umnn_hi + 0.1 * s, 6915, 113980),
                                           ("lmn", 0.032, 0.029, 6849, 6849)):  # fmt: skip
             m.update(s, {"epoch_seconds_m1": lo, "epoch_seconds_m20": hi, "params_m1": p_lo,
                          "params_m20": p_hi}, prefix=f"scalability/{model}/")  # fmt: skip
@@ -49,20 +52,34 @@ def premises(m: Metrics) -> dict:
 
 def test_comparable_flat_and_converged_hold():
     c = claims(metrics())
-    # SMNN 7.5/7.7/7.6 vs UMNN 7.6/7.7/7.8: paired gap -0.1 +/- 0.058 SE, within 5 % of 7.7
+    # SMNN 7.5/7.7/7.6 vs LMN 7.6/7.7/7.8: paired gap -0.1 +/- 0.058 SE, within 5 % of 7.7
     a = c["autompg-accuracy"]
     assert a.verdict == "holds" and a.test.margin == 0.05 * 7.7
+    assert "(lmn)" in a.measured and "extra row (not in the paper's table), umnn" in a.measured
     assert a.test.source.kind == "derived" and "7.44" in a.test.source.text
     assert a.test.control["outcome"] == "fails"  # the linear regression is 4 MSE behind
     assert a.regime == "paper" and a.test_set == "per-seed"
     assert a.rests_on == ("converged/autompg",)
     assert c["scalability"].verdict == "holds" and c["scalability"].test_set == "none"
-    assert {p["source"]["kind"] for p in c["scalability"].test.parts} == {"ours"}
+    assert c["scalability"].test.source.kind == "ours"  # SMNN's own ratio, below 1.5
     assert "converged" not in c  # a premise now, not a claim of the paper
     assert premises(metrics())["converged/autompg"].verdict == "holds"
     assert {k.id: k.holds for k in make_checks(metrics(), PRESET, MODELS, TASKS)} == {
         "monotonicity-guarantee": True, "peers-monotone": True, "equal-tuning": True,
-        "params-vs-m": True}  # fmt: skip
+        "params-vs-m": True, "peer-growth": True}  # fmt: skip
+
+
+def test_autompg_is_judged_against_the_papers_peers_not_the_extra_rows():
+    # monotone boosting (not in the paper's Table 3) far ahead does not decide the claim...
+    a = claims(metrics(gbm=5.0))["autompg-accuracy"]
+    assert a.verdict == "holds" and "best: lmn" in a.criterion and "gbm 5" in a.measured
+    # ...but SMNN 10 % behind the paper's peer (LMN) fails
+    assert claims(metrics(smnn_mse=(8.4, 8.5, 8.6)))["autompg-accuracy"].verdict == "fails"
+    # on a Table 2 dataset (COMPAS) boosting stands for the paper's XGBoost: a comparator
+    from iclr24_smnn.claims import paper_peers
+
+    assert "gbm" in paper_peers("compas") and "gbm" not in paper_peers("heart")
+    assert "umnn" not in paper_peers("compas") + paper_peers("autompg")
 
 
 def test_a_linear_regression_as_good_as_the_peer_makes_autompg_inconclusive():
@@ -82,6 +99,15 @@ def test_scalability_timing_noise_is_inconclusive_and_growth_fails():
     noisy = claims(metrics(smnn_time_hi=(0.030, 0.060, 0.072)))["scalability"]
     assert noisy.verdict == "inconclusive"  # mean ratio 1.35, below 1.5 but not by 2 SE
     assert claims(metrics(smnn_time_hi=(0.08, 0.09, 0.1)))["scalability"].verdict == "fails"
+
+
+def test_the_peers_growth_is_a_check_not_part_of_the_claim():
+    # UMNN flat (ratio ~1, no more than SMNN's): the check fails, SMNN's own claim still holds
+    m = metrics(umnn_hi=0.0)
+    checks = {k.id: k for k in make_checks(m, PRESET, MODELS, TASKS)}
+    assert not checks["peer-growth"].holds and "by construction" in checks["peer-growth"].why
+    assert claims(m)["scalability"].verdict == "holds"
+    assert checks["peer-growth"].id not in claims(m)
 
 
 def test_a_fit_stopped_by_the_cap_fails_the_premise_and_makes_autompg_inconclusive():
@@ -161,10 +187,13 @@ def test_noise_claim_judges_the_growth_of_the_error_with_noise():
         return c["friedman-noise-robust"]
 
     grows_less = verdict((0.10, 0.12, 0.11))
-    assert grows_less.verdict == "holds" and "(same)" in grows_less.criterion  # the lowest slope
-    assert abs(grows_less.test.estimate - (0.45 - 0.11)) < 1e-9  # slope gap, per-seed fits
-    assert verdict((0.40, 0.45, 0.50)).verdict == "fails"  # the same growth: not "much less"
-    assert verdict((0.10, 0.45, 0.80)).verdict == "inconclusive"  # seeds cannot decide
+    assert grows_less.verdict == "holds" and "MLP's (the paper's comparator" in grows_less.criterion
+    assert abs(grows_less.test.estimate - (0.75 - 0.11)) < 1e-9  # slope gap to the MLP's
+    assert verdict((0.70, 0.75, 0.80)).verdict == "fails"  # the MLP's growth: not "much less"
+    assert verdict((0.10, 0.75, 1.40)).verdict == "inconclusive"  # seeds cannot decide
+    # below the MLP, though above the same-structure network (0.45): holds (the paper's
+    # comparison; the ablation is reported, not judged)
+    assert verdict((0.55, 0.55, 0.56)).verdict == "holds"
     one_level = make_claims(noise_metrics((0.1, 0.1, 0.1)), PRESET, ["smnn", "same"],
                             ["friedman_noise20"])  # fmt: skip
     assert "friedman-noise-robust" not in {c.id for c in one_level}  # no growth to judge

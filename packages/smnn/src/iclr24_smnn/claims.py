@@ -23,7 +23,6 @@ from iclr24_common import (
     Metrics,
     Premise,
     Source,
-    all_of,
     non_inferiority,
     none_of,
     superiority,
@@ -53,6 +52,7 @@ COMPARABLE_ACC = 0.01
 COMPARABLE_ACC_WHY = ("the paper calls Loan 65.0 % vs LMN 65.4 % (0.4 points) and COMPAS "
                       "69.3 % vs 69.3 % comparable (Table 2); 1 point is 2.5x the larger gap "
                       "(its Heart 0.88 vs 0.90, Table 3, would allow 2)")  # fmt: skip
+NOISE_COMPARATOR = "mlp"  # the paper's Figure 3 compares SMNN with the MLP
 # "Grows much less" (Friedman #1 under noise): SMNN's slope of error on noise lower by more
 # than the same 5 % of the unconstrained network's mean slope (a gain inside "comparable" is
 # not "better").
@@ -70,6 +70,18 @@ GROWS_SOURCE = Source.ours(
     "a peer 'lacks scalability' (Table 1) when its cost grows at least twice as much as "
     "SMNN's over the same m", commit="a96e54b")  # fmt: skip
 CONTROL_NAME = {"test_mse": "linear regression", "test_accuracy": "logistic regression"}
+# The comparators of the accuracy claims: the peers the paper's table for that dataset lists
+# that run here. Table 3 (Auto MPG, Heart): LMN, COMET, Constrained MNN, Min-Max, DLN -> LMN
+# and the lattice (our stand-in for DLN, where installed). Table 2 (COMPAS, Blog Feedback,
+# Loan) adds XGBoost -> also monotone gradient boosting. UMNN (in neither table) and, on
+# Auto MPG and Heart, the boosting are extra rows, reported but not the claim's comparator.
+TABLE3_PEERS = ("lmn", "lattice")
+TABLE2_PEERS = ("lmn", "lattice", "gbm")
+
+
+def paper_peers(task: str) -> tuple[str, ...]:
+    """The claim's comparators on ``task``: the paper's peers for that table (see above)."""
+    return TABLE2_PEERS if task in ("compas", "blogfeedback", "loan") else TABLE3_PEERS
 
 
 def _score(task: str) -> tuple[str, bool]:
@@ -109,9 +121,14 @@ def _accuracy_claim(metrics: Metrics, preset, models, tasks, task: str, items) -
     errors average to it)."""
     metric, higher = _score(task)
     judged = "test_mse" if metric == "test_rmse" else metric
-    peer = _best(metrics, task, [m for m in models if m in MONOTONE_PEERS], higher, judged)
+    peer = _best(metrics, task, [m for m in models if m in paper_peers(task)], higher, judged)
     if not peer:
         return []
+    shown_metric = metric if not higher else "test_accuracy"
+    extra = [m for m in models if m in MONOTONE_PEERS and m not in paper_peers(task)
+             and f"{task}/{m}/{shown_metric}" in metrics]  # fmt: skip
+    extra_rows = "".join(f"; extra row (not in the paper's table), {m} "
+                         f"{metrics.fmt(f'{task}/{m}/{shown_metric}')}" for m in extra)  # fmt: skip
     p, s = metrics.mean(f"{task}/{peer}/{judged}"), metrics.mean(f"{task}/smnn/{judged}")
     ctl = f"{task}/linear/{judged}"
     c = metrics.mean(ctl)
@@ -142,36 +159,38 @@ def _accuracy_claim(metrics: Metrics, preset, models, tasks, task: str, items) -
     )  # fmt: skip
     if task == "autompg":
         gap = metrics.gap("autompg/smnn/test_mse", f"autompg/{peer}/test_mse")
-        protocol = (f"{preset.autompg_folds}-fold CV" if preset.autompg_folds
-                    else "one 60/20/20 split per seed")  # fmt: skip
+        protocol = (f"{preset.autompg_folds}-fold CV per seed (the mean over the folds)"
+                    if preset.autompg_folds else "one 60/20/20 split per seed")  # fmt: skip
         return [Claim(
             id="autompg-accuracy",
             statement=f"On Auto MPG, SMNN's test MSE is within {COMPARABLE:.0%} of the best "
-            "monotone peer's (the paper's 'as accurate as the state-of-the-art monotonic "
-            "networks').",
+            "peer's of the paper's Table 3 (the paper's 'as accurate as the state-of-the-art "
+            "monotonic networks').",
             paper="Table 3: Auto MPG MSE, SMNN 7.44 +/- 1.20, LMN 7.58 +/- 1.20",
             measured=f"SMNN MSE {metrics.fmt('autompg/smnn/test_mse')} vs the best tuned "
-            f"monotone peer ({peer}) {metrics.fmt(f'autompg/{peer}/test_mse')} (ratio of means "
-            f"{s / p:.3f}; SMNN - peer {gap}; {protocol}); no-op arm, linear regression "
-            f"{metrics.fmt(ctl)}",
-            criterion=f"SMNN's test MSE vs the best monotone peer's ({peer}), paired per seed; "
+            f"peer of the paper's Table 3 ({peer}) {metrics.fmt(f'autompg/{peer}/test_mse')} "
+            f"(ratio of means {s / p:.3f}; SMNN - peer {gap}; {protocol}); no-op arm, linear "
+            f"regression {metrics.fmt(ctl)}{extra_rows}",
+            criterion=f"SMNN's test MSE vs the best of the paper's Table 3 peers run here "
+            f"({', '.join(m for m in paper_peers(task) if m in models)}; best: {peer}), paired per seed; "
             f"tolerance {tol:.4g} = {COMPARABLE:.0%} of the peer's mean (the paper's "
             "'comparable'); the linear regression through the same test",
             test=test, regime="paper", test_set="per-seed",
             rests_on=_rests(metrics, [task], models, f"converged/{task}"), moved=moved,
         )]  # fmt: skip
-    shown = metric if not higher else "test_accuracy"
+    shown = shown_metric
     return [Claim(
         id=f"{task}-accuracy",
         statement=f"On {task}, SMNN is within "
         + ("1 accuracy point" if higher else f"{COMPARABLE:.0%} (RMSE)")
-        + " of the best monotone peer (the paper's 'as accurate as the state-of-the-art "
-        "monotonic networks').",
+        + " of the best of the paper's peers for it (the paper's 'as accurate as the "
+        "state-of-the-art monotonic networks').",
         paper=PAPER_TABLES[task],
-        measured=f"SMNN {shown} {metrics.fmt(f'{task}/smnn/{shown}')} vs the best monotone peer "
-        f"({peer}) {metrics.fmt(f'{task}/{peer}/{shown}')}; no-op arm, "
-        f"{CONTROL_NAME[judged]} {metrics.fmt(f'{task}/linear/{shown}')}",
-        criterion=f"SMNN's {judged} vs the best monotone peer's ({peer}), paired per seed on "
+        measured=f"SMNN {shown} {metrics.fmt(f'{task}/smnn/{shown}')} vs the best peer of the "
+        f"paper's table ({peer}) {metrics.fmt(f'{task}/{peer}/{shown}')}; no-op arm, "
+        f"{CONTROL_NAME[judged]} {metrics.fmt(f'{task}/linear/{shown}')}{extra_rows}",
+        criterion=f"SMNN's {judged} vs the best of the paper's peers run here "
+        f"({', '.join(m for m in paper_peers(task) if m in models)}; best: {peer}), paired per seed on "
         "the official test set (SE over seeds and test items); tolerance "
         + (f"{tol:g} (1 accuracy point)" if higher else f"{tol:.4g} (an RMSE within "
            f"{COMPARABLE:.0%} of the peer's)")
@@ -193,19 +212,22 @@ def _slopes(metrics: Metrics, model: str, noises: list[float]) -> dict[int, floa
 
 
 def _noise_claim(metrics: Metrics, tasks) -> list[Claim]:
-    """The paper's Figure 3: the error of the unconstrained networks grows with the label
-    noise, SMNN's much less. Judged on the growth itself (the per-seed slope of the error on
-    the noise std) against the unconstrained network whose error grows least."""
+    """The paper's Figure 3: the MLP's error grows with the label noise, SMNN's much less.
+    Judged on the growth itself (the per-seed slope of the error on the noise std) against the
+    MLP, the network the paper compares with (the official friedman_train.py's 208-208 MLP);
+    the same-structure ablation is reported beside it, not judged (the paper draws no
+    conclusion from it about noise, and picking the comparator after seeing the slopes would
+    choose the criterion from the data)."""
     noises = sorted(float(t.removeprefix("friedman_noise")) for t in tasks
                     if t.startswith("friedman_noise"))  # fmt: skip
     if len(noises) < 2:
         return []
     slopes = {m: _slopes(metrics, m, noises) for m in ("smnn", *UNCONSTRAINED)}
     slopes = {m: v for m, v in slopes.items() if v}
-    base_models = [m for m in UNCONSTRAINED if m in slopes]
-    if "smnn" not in slopes or not base_models:
+    base = NOISE_COMPARATOR
+    if "smnn" not in slopes or base not in slopes:
         return []
-    base = min(base_models, key=lambda m: _mean(slopes[m]))
+    shown = [m for m in UNCONSTRAINED if m in slopes]
     margin = BETTER * abs(_mean(slopes[base]))
 
     def curve(m):
@@ -214,29 +236,31 @@ def _noise_claim(metrics: Metrics, tasks) -> list[Claim]:
         )
 
     levels = "/".join(f"{nz:g}" for nz in noises)
+    n = len(slopes["smnn"])
     return [
         Claim(
             id="friedman-noise-robust",
             statement="The monotone prior makes SMNN's error grow less with the label noise "
-            f"than the unconstrained networks' errors (its slope lower by more than {BETTER:.0%} "
-            "of theirs; the paper says 'much less').",
+            f"than the MLP's (its slope lower by more than {BETTER:.0%} of the MLP's; the paper "
+            "says 'much less').",
             paper="Figure 3 (Friedman #1, noise std 0, 2, 5, 10, 20): the MLP's denoised test "
             "error grows with the noise, SMNN's much less (no numbers found)",
             measured=f"denoised test MSE at noise {levels}: SMNN {curve('smnn')}"
-            + "".join(f", {m} {curve(m)}" for m in base_models)
-            + "; slope (MSE per unit noise std, mean of per-seed fits): SMNN "
+            + "".join(f", {m} {curve(m)}" for m in shown)
+            + f"; slope (MSE per unit noise std, mean of {n} per-seed fits): SMNN "
             f"{_mean(slopes['smnn']):.3g}"
-            + "".join(f", {m} {_mean(slopes[m]):.3g}" for m in base_models),
+            + "".join(f", {m} {_mean(slopes[m]):.3g}" for m in shown)
+            + ("" if "same" not in slopes else " (same structure: reported, not judged)"),
             criterion=f"per seed, the least-squares slope of the denoised test MSE on the noise "
-            f"std ({levels}); SMNN's vs the unconstrained network whose slope is lowest "
-            f"({base}); margin {margin:.4g} = {BETTER:.0%} of {base}'s mean slope",
+            f"std ({levels}); SMNN's vs the MLP's (the paper's comparator in Figure 3); margin "
+            f"{margin:.4g} = {BETTER:.0%} of the MLP's mean slope",
             test=superiority(
                 slopes["smnn"],
                 slopes[base],
                 margin=margin,
                 higher_is_better=False,
                 source=Source.derived(
-                    f"{BETTER:.0%} x {base}'s mean slope {_mean(slopes[base]):.4g} = "
+                    f"{BETTER:.0%} x the MLP's mean slope {_mean(slopes[base]):.4g} = "
                     f"{margin:.4g}: a gain inside the 'comparable' band is not 'less' "
                     f"({COMPARABLE_WHY})"
                 ),
@@ -266,54 +290,82 @@ def _mean(d: dict[int, float]) -> float:
     return sum(d.values()) / len(d)
 
 
+def _ms_per_epoch(metrics: Metrics, model: str, ms) -> str:
+    return " -> ".join(
+        f"{metrics.mean(f'scalability/{model}/epoch_seconds_m{m}') * 1e3:.0f}" for m in ms
+    )
+
+
 def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
-    """The time per epoch against m (the parameter counts are closed forms of the structure:
-    a check, :func:`make_checks`)."""
+    """SMNN's time per epoch against m: flat. The growing peers' times (UMNN, the lattice) are
+    a check (:func:`_growth_check`): they grow by construction of our assemblies, and the
+    peers the paper timed (the certified and min-max networks) have no CPU package; the
+    parameter counts are a check too (closed forms)."""
     ms = sorted(preset.scal_m)
     if "scalability" not in preset.tasks or len(ms) < 2:
         return []
-    peers = [m for m in GROWING_PEERS if m in models]
     t_s = _ratios(metrics, "smnn", "epoch_seconds", ms)
-    t_p = {m: _ratios(metrics, m, "epoch_seconds", ms) for m in peers}
-    if t_s is None or not peers:
+    if t_s is None:
         return []
-
-    def ms_per_epoch(model):
-        return " -> ".join(
-            f"{metrics.mean(f'scalability/{model}/epoch_seconds_m{m}') * 1e3:.0f}" for m in ms
-        )
-
     n = len(t_s)
+    others = [m for m in ("lmn", *GROWING_PEERS) if m in models
+              and f"scalability/{m}/epoch_seconds_m{ms[0]}" in metrics]  # fmt: skip
     measured = (
         f"time/epoch ratio m={ms[-1]} vs m={ms[0]} (mean of {n} per-seed ratios): SMNN "
-        f"{_mean(t_s):.2f} ({ms_per_epoch('smnn')} ms)"
+        f"{_mean(t_s):.2f} ({_ms_per_epoch(metrics, 'smnn', ms)} ms)"
     )
-    measured += "".join(f", {m} {_mean(t_p[m]):.2f} ({ms_per_epoch(m)} ms)" for m in peers)
-    # per seed: how many times faster than SMNN's the peer's cost grows
-    grows = {m: {s: t_p[m][s] / t_s[s] for s in t_s if s in t_p[m]} for m in peers}
+    measured += "".join(
+        f"; {m} {_mean(_ratios(metrics, m, 'epoch_seconds', ms)):.2f} "
+        f"({_ms_per_epoch(metrics, m, ms)} ms, not judged)" for m in others
+    )  # fmt: skip
     return [
         Claim(
             id="scalability",
             statement=f"SMNN's training time per epoch grows by less than {SCALE_FLAT:g}x from "
-            f"m={ms[0]} to m={ms[-1]} monotone inputs (of 40), while a monotonic network whose "
-            f"cost grows with m (UMNN, lattices) grows more than {GROWS:g}x as much.",
+            f"m={ms[0]} to m={ms[-1]} monotone inputs (of 40).",
             paper="Section 4 scalability test (m = 1..20 monotone of 40 inputs): SMNN's training "
-            "time stays flat (figure; no numbers found); Table 1: lattice and UMNN-type methods "
-            "lack scalability in m",
+            "time stays flat (figure; no numbers found), where the certified and min-max "
+            "networks' grow; Table 1: lattice and UMNN-type methods lack scalability in m",
             measured=measured,
-            criterion=f"all of, on per-seed ratios (time at m={ms[-1]} / time at m={ms[0]}: "
-            f"median epoch, for SMNN and LMN the median over {preset.scal_rounds} interleaved "
-            f"rounds; one thread): SMNN's time ratio below {SCALE_FLAT:g}; each growing peer's "
-            f"({', '.join(peers)}) time ratio over SMNN's above {GROWS:g}"
-            + (" (1 seed: judged as 1 value)" if n == 1 else ""),
-            test=all_of(
-                threshold(
-                    t_s, threshold=SCALE_FLAT, higher_is_better=False, source=SCALE_FLAT_SOURCE
-                ),
-                *(threshold(grows[m], threshold=GROWS, source=GROWS_SOURCE) for m in peers),
+            criterion=f"per-seed ratios (time at m={ms[-1]} / time at m={ms[0]}: median epoch, "
+            f"the median over {preset.scal_rounds} interleaved rounds; one thread): SMNN's "
+            f"below {SCALE_FLAT:g}; the peers' growth is the check peer-growth, not part of "
+            "this claim (the paper's timed peers do not run here, and our UMNN assembly grows "
+            "by construction)" + (" (1 seed: judged as 1 value)" if n == 1 else ""),
+            test=threshold(
+                t_s, threshold=SCALE_FLAT, higher_is_better=False, source=SCALE_FLAT_SOURCE
             ),
             regime="paper",
             test_set="none",
+        )
+    ]
+
+
+def _growth_check(metrics: Metrics, preset, models) -> list[Check]:
+    """The growing peers' time ratio over SMNN's: a check, since it holds by construction."""
+    ms = sorted(preset.scal_m)
+    t_s = _ratios(metrics, "smnn", "epoch_seconds", ms) if len(ms) > 1 else None
+    peers = {m: _ratios(metrics, m, "epoch_seconds", ms) for m in GROWING_PEERS if m in models}
+    peers = {m: r for m, r in peers.items() if r}
+    if not t_s or not peers:
+        return []
+    grows = {m: {s: r[s] / t_s[s] for s in r if s in t_s} for m, r in peers.items()}
+    return [
+        Check(
+            id="peer-growth",
+            statement=f"a monotonic network whose cost grows with m (UMNN, lattices) grows more "
+            f"than {GROWS:g}x as much as SMNN from m={ms[0]} to m={ms[-1]}",
+            measured=", ".join(
+                f"{m} time ratio {_mean(peers[m]):.3g} "
+                f"({_ms_per_epoch(metrics, m, ms)} ms), {_mean(g):.3g}x SMNN's"
+                for m, g in grows.items()
+            ),  # fmt: skip
+            criterion=f"each growing peer's time ratio over SMNN's > {GROWS:g} on every seed",
+            holds=all(v > GROWS for g in grows.values() for v in g.values()),
+            why="our UMNN runs one MonotonicNN (an integral by quadrature) per monotone input, "
+            "a lattice has 2^m vertices: their cost grows with m by construction, so this "
+            "cannot test the paper; the peers the paper timed (certified, min-max networks) "
+            "have no CPU package",
         )
     ]
 
@@ -435,6 +487,7 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
             )
         )
     checks += _params_check(metrics, preset, models)
+    checks += _growth_check(metrics, preset, models)
     return checks
 
 

@@ -112,8 +112,9 @@ DOWNLOAD = (
 class Preset:
     """One preset of the reproduction; every default cites its source."""
 
-    seeds: tuple[int, ...] = (0, 1, 2)
-    """Random seeds (data, split, initialisation)."""
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    """Random seeds (data, split, initialisation): 5, as the paper preset (with 3 the
+    noise-20 MSEs scattered with SD 5-10 and the noise claim's slopes could not decide)."""
     tasks: tuple[str, ...] = ("friedman", "synthetic2d", "autompg", "scalability")
     """Measurements to run, of friedman, synthetic2d, autompg, scalability, paper_datasets."""
     datasets: tuple[str, ...] = tuple(D.PAPER_DATASETS)
@@ -131,16 +132,20 @@ class Preset:
     """Rows of Friedman #1 (the official CSVs hold 1000)."""
     synth_n: int = 1000
     """Rows of the 2-D function (60 % train)."""
-    autompg_folds: int = 0
-    """Folds of the Auto MPG cross-validation (0: one random 60/20/20 split per seed)."""
+    autompg_folds: int = 5
+    """Folds of the Auto MPG cross-validation per seed (0: one random 60/20/20 split per
+    seed). 5, the paper's protocol (the official data/realworld-datasets/autompg/ holds 5-fold
+    splits): one split per seed left the paired SD near 1 MSE against a 0.34 tolerance."""
     autompg_batch: int = 32
     """Auto MPG batch size for every network (not in the official script; ~250 training
     rows need small batches for enough Adam steps)."""
     umnn_steps: int = 20
     """UMNN's quadrature steps (Clenshaw-Curtis; umnn's ParallelNeuralIntegral default 20,
     MonotonicNN's 50)."""
-    max_epochs: int = 2000
-    """Epoch cap of every network (early stopping ends training well before it)."""
+    max_epochs: int = 5000
+    """Epoch cap of every network: high enough that early stopping, not the cap, ends every
+    fit (at a cap of 2000, SMNN's best epochs at Friedman noise 0 were 1030-1960 and one fit
+    reached the cap; 5000 is the paper preset's cap). The premises converged/* check it."""
     patience: int = 100
     """Early stopping: epochs without a better validation loss (checked every 10 epochs)."""
     tune: bool = True
@@ -197,6 +202,7 @@ PRESETS = {
     "smoke": Preset(
         seeds=(0,),
         friedman_noises=(0.0, 20.0),
+        autompg_folds=0,
         friedman_n=400,
         synth_n=400,
         max_epochs=20,
