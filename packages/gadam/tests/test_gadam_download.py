@@ -88,7 +88,7 @@ def test_a_good_file_is_fetched_verified_and_its_checksum_recorded(server, tmp_p
     path = tmp_path / "data" / "gadam" / "BlogCatalog.mat"
     assert path.read_bytes() == GOOD
     res = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert res["data_sha256"] == {"BlogCatalog.mat": sha256_of(path)}
+    assert res["data_files"] == {"BlogCatalog.mat": sha256_of(path)}
     # a raw file (classes in Label): anomalies injected per seed, so the test set is per seed
     assert {c["test_set"] for c in res["claims"]} == {"per-seed"}
 

@@ -138,9 +138,9 @@ def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path, monkeypatch)
         assert c["test_set"] == ("shared" if shared else "per-seed"), c["id"]
         assert (c["test"]["se_basis"] == "items") == shared, c["id"]
         assert c["regime"] == "below"  # cut epochs and cliques: not the paper's setting
-    assert res["data_sha256"]["BlogCatalog.mat"] == sha256_of(root / "BlogCatalog.mat")
-    assert set(res["data_sha256"]) >= {f"Cora/raw/ind.cora.{p}" for p in D.PLANETOID_PARTS}
-    assert "books.pt" in res["data_sha256"]  # not pinned: its checksum recorded all the same
+    assert res["data_files"]["BlogCatalog.mat"] == sha256_of(root / "BlogCatalog.mat")
+    assert set(res["data_files"]) >= {f"Cora/raw/ind.cora.{p}" for p in D.PLANETOID_PARTS}
+    assert "books.pt" in res["data_files"]  # not pinned: its checksum recorded all the same
     m = res["metrics"]
     for g in names:  # every detector scored every graph; the dense ones all but ogbn-arxiv
         for method in ("gadam", "gadam_local", "gadam_random", "degree", "feat_inconsistency",

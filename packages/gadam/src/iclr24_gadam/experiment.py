@@ -529,7 +529,7 @@ def run_paper(ctx: RunContext, preset: Preset) -> Report:
     ctx.save_figure(plot_auc(metrics, names), "auc.png")
     return Report(metrics, make_claims(metrics, preset, names, items),
                   make_checks(metrics, preset, names),
-                  extra={"data_sha256": checksums})  # fmt: skip
+                  extra={"data_files": checksums})  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)
