@@ -244,9 +244,10 @@ class ExperimentApp:
                 "--download: the paper's data has no public source that a standard library "
                 "fetches; run --preset paper without it to see which files to get and where"
             )
-        if args.download and args.preset != "paper":
+        if args.download and not args.preset.startswith("paper"):
             raise UsageError(
-                "--download fetches the paper preset's data: use it with --preset paper"
+                "--download fetches the paper's data: use it with --preset paper (or a "
+                "paper-* preset on the paper's data, e.g. paper-cpu)"
             )
         if args.executor == "ray":
             executors.import_ray()  # before any work: a missing extra is one line, exit 2

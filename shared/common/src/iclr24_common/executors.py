@@ -67,6 +67,10 @@ def connect_ray(ctx) -> Any:
     ``ctx.threads`` CPUs (or use the instance this process already initialised); log which,
     record it in ``ctx.cluster`` and return the ``ray`` module."""
     ray = import_ray()
+    # a driver started by `uv run` (make test-<slug>, make reproduce-<slug>) would otherwise
+    # make Ray start its workers with `uv run` too, outside this environment (no ray there):
+    # the workers use the driver's interpreter and packages, as they do without uv
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     if ray.is_initialized():
         where = "the Ray instance this process had already initialised"
     else:
