@@ -53,6 +53,11 @@ def run_in_processes(ctx, pending: dict[str, Callable], done: dict[str, Any], wo
 # ------------------------------------------------------------------ ray
 def import_ray():
     """The ``ray`` module, or a :class:`MissingDependencyError` naming the install command."""
+    # a driver started by `uv run` (make test-<slug>, make reproduce-<slug>) would otherwise
+    # make Ray start its workers with `uv run` too, outside this environment (no ray there):
+    # the workers use the driver's interpreter and packages, as without uv. Ray reads the
+    # variable when it is imported.
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     try:
         import ray
     except ImportError:
@@ -67,10 +72,6 @@ def connect_ray(ctx) -> Any:
     ``ctx.threads`` CPUs (or use the instance this process already initialised); log which,
     record it in ``ctx.cluster`` and return the ``ray`` module."""
     ray = import_ray()
-    # a driver started by `uv run` (make test-<slug>, make reproduce-<slug>) would otherwise
-    # make Ray start its workers with `uv run` too, outside this environment (no ray there):
-    # the workers use the driver's interpreter and packages, as they do without uv
-    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     if ray.is_initialized():
         where = "the Ray instance this process had already initialised"
     else:

@@ -338,11 +338,8 @@ def _judge(kind: str, d: np.ndarray, d_control: np.ndarray | None, moved: np.nda
     if source is not None and not isinstance(source, Source):
         raise TypeError("source= is a Source (Source.paper / .derived / .ours)")
     sign = 1.0 if higher else -1.0
-    # migration: the SE-0 rule applies to sourced (verdicts v4) tests; every test has a source
-    # once every package keeps v4
-    rule = source is not None
     v = _decide(kind, sign * d, margin, higher,
-                None if items is None else _item_se(sign * items, binary), rule)  # fmt: skip
+                None if items is None else _item_se(sign * items, binary))  # fmt: skip
     c = None
     if d_control is not None:
         c_se = None if items_control is None else _item_se(sign * items_control, binary)
