@@ -7,9 +7,7 @@ and records their checksums; a raw ``.mat`` (classes in ``Label``) gets anomalie
 import hashlib
 import io
 import json
-import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ from iclr24_gadam import data as D
 from iclr24_gadam.experiment import main
 
 from iclr24_common import sha256_of
+from iclr24_common.testing import serve_files
 
 
 def raw_blogcatalog(n=120, d=30, seed=0) -> bytes:
@@ -43,24 +42,8 @@ def server():
     """/BlogCatalog.mat: the pinned bytes; /corrupt.mat: one byte changed; 404 elsewhere."""
     served = {"/BlogCatalog.mat": GOOD, "/corrupt.mat": GOOD[:-1] + bytes([GOOD[-1] ^ 1])}
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = served.get(self.path)
-            if body is None:
-                self.send_error(404, "Not Found")
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve_files(served) as url:
+        yield url
 
 
 def pin(monkeypatch, url: str) -> None:

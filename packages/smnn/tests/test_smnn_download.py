@@ -9,14 +9,14 @@ import hashlib
 import io
 import json
 import re
-import threading
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 from iclr24_smnn import data as D
 from iclr24_smnn.experiment import main
+
+from iclr24_common.testing import serve_files
 
 
 def heart_csv(n: int, seed: int) -> bytes:
@@ -41,24 +41,8 @@ def server():
     served = {f"/{k}": v for k, v in GOOD.items()}
     served["/corrupt/test.csv"] = bad[:-2] + (b"0\n" if bad[-2:] != b"0\n" else b"1\n")
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = served.get(self.path)
-            if body is None:
-                self.send_error(404, "Not Found")
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
+    with serve_files(served) as url:
+        yield url
 
 
 def pin(monkeypatch, base: str, test_url: str | None = None) -> None:

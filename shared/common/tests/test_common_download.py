@@ -3,8 +3,6 @@ tested against a local HTTP server on 127.0.0.1 (a good file, a corrupted one, a
 failure is one line and leaves nothing half-written in the data folder."""
 
 import hashlib
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -16,6 +14,7 @@ from iclr24_common import (
     sha256_of,
     verify_files,
 )
+from iclr24_common.testing import serve_files
 
 GOOD = b"date,OT\n2016-07-01 00:00:00,30.5\n" * 50
 
@@ -26,26 +25,8 @@ def server():
     served = {"/good.csv": GOOD, "/corrupt.csv": GOOD[:-2] + b"9\n"}
     hits = []
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):
-            hits.append(self.path)
-            body = served.get(self.path)
-            if body is None:
-                self.send_error(404, "Not Found")
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *a):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    httpd.shutdown()
+    with serve_files(served, hits) as url:
+        yield url, hits
 
 
 def pinned(url, path="ETT-small/ETTh1.csv"):

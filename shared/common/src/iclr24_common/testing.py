@@ -19,11 +19,14 @@ every check evaluated; the results contract is enforced by :func:`load_results`.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import pickle
 import struct
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,37 @@ from .experiment import ExperimentApp
 from .results import load_results
 
 TEST_DEVICE_ENV = "ICLR24_TEST_DEVICE"
+
+
+@contextlib.contextmanager
+def serve_files(served: Mapping[str, bytes], hits: list[str] | None = None) -> Iterator[str]:
+    """A local HTTP server on 127.0.0.1 (no network) for ``--download`` tests: ``served`` maps a
+    path (``/good.csv``) to its bytes, any other path is a 404; each requested path is appended
+    to ``hits`` where given. Yields the base URL (``http://127.0.0.1:<port>``)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if hits is not None:
+                hits.append(self.path)
+            body = served.get(self.path)
+            if body is None:
+                self.send_error(404, "Not Found")
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def test_device() -> str:
