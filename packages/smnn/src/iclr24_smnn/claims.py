@@ -343,10 +343,7 @@ def _scalability_claims(metrics: Metrics, preset, models) -> list[Claim]:
 
 def _growth_check(metrics: Metrics, preset, models) -> list[Check]:
     """The growing peers' time ratio over SMNN's: a check, since it holds by construction."""
-    ms = sorted(preset.scal_m)
-    t_s = _ratios(metrics, "smnn", "epoch_seconds", ms) if len(ms) > 1 else None
-    peers = {m: _ratios(metrics, m, "epoch_seconds", ms) for m in GROWING_PEERS if m in models}
-    peers = {m: r for m, r in peers.items() if r}
+    ms, t_s, peers = _scaling_ratios(metrics, preset, models, "epoch_seconds")
     if not t_s or not peers:
         return []
     grows = {m: {s: r[s] / t_s[s] for s in r if s in t_s} for m, r in peers.items()}
@@ -491,11 +488,17 @@ def make_checks(metrics: Metrics, preset, models, tasks) -> list[Check]:
     return checks
 
 
-def _params_check(metrics: Metrics, preset, models) -> list[Check]:
+def _scaling_ratios(metrics: Metrics, preset, models, quantity: str):
+    """The sorted m grid, SMNN's per-seed ratio of ``quantity`` from the smallest m to the
+    largest (None with one m), and each growing peer's that was measured."""
     ms = sorted(preset.scal_m)
-    p_s = _ratios(metrics, "smnn", "params", ms) if len(ms) > 1 else None
-    peers = {m: _ratios(metrics, m, "params", ms) for m in GROWING_PEERS if m in models}
-    peers = {m: r for m, r in peers.items() if r}
+    ours = _ratios(metrics, "smnn", quantity, ms) if len(ms) > 1 else None
+    peers = {m: _ratios(metrics, m, quantity, ms) for m in GROWING_PEERS if m in models}
+    return ms, ours, {m: r for m, r in peers.items() if r}
+
+
+def _params_check(metrics: Metrics, preset, models) -> list[Check]:
+    ms, p_s, peers = _scaling_ratios(metrics, preset, models, "params")
     if not p_s or not peers:
         return []
 
