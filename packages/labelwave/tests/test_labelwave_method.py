@@ -10,6 +10,7 @@ from iclr24_labelwave import (
     prediction_changes,
     state_of,
 )
+from iclr24_labelwave.labelwave import PATIENCE, WINDOW
 
 
 def test_known_stop_epoch_and_selected_epoch():
@@ -17,6 +18,46 @@ def test_known_stop_epoch_and_selected_epoch():
     # epoch 6 = 6, epoch 7 = 7 -> two epochs without improvement = patience 2: stop at 7
     pcs = [None, 10, 8, 6, 3, 9, 9, 0, 0]
     assert label_wave_stop(pcs, window=3, patience=2) == (5, 7)
+
+
+# The default rule (issue 50): the first local minimum of the k = 3 moving average of PC (the
+# paper's Algorithm 1 and Appendix E, second-hand). Held out: one curve where it must stop at
+# the first local minimum although a deeper one follows, one where a one-epoch blip of PC must
+# not stop it early, and a property against a brute-force first local minimum.
+def test_default_rule_stops_at_the_first_local_minimum_not_a_later_deeper_one():
+    # MA_4..: 70, 53.3, 45, 48.3 (first local minimum at epoch 6), then 45, 36.7, ... 11.7
+    pcs = [None, 90, 70, 50, 40, 45, 60, 30, 20, 10, 5]
+    assert WINDOW == 3 and PATIENCE == 1
+    assert label_wave_stop(pcs) == (6, 7)
+    # the package's old rule (patience 5) would ride past it to the later, deeper minimum
+    assert label_wave_stop(pcs, window=3, patience=5)[0] > 7
+
+
+def test_default_rule_does_not_stop_at_a_one_epoch_blip_of_pc():
+    # PC rises for one epoch (60 -> 65 at epoch 5); the k = 3 average keeps falling through it
+    # (80, 68.3, 55, 45, 31.7, 30, 36.7) and the rule stops at the real minimum, epoch 9
+    pcs = [None, 100, 80, 60, 65, 40, 30, 25, 35, 50, 70]
+    best, stop = label_wave_stop(pcs)
+    assert (best, stop) == (9, 10) and best > 5
+    assert label_wave_stop(pcs, window=1, patience=1) == (4, 5)  # raw PC stops at the blip
+
+
+def _first_local_minimum(pcs, k):
+    """Brute force: the first epoch whose k-epoch mean of PC is not beaten by the next one."""
+    vals = [p for p in pcs if p is not None]
+    first = pcs.index(vals[0]) if vals else 0  # epoch index (0-based) of PC_2
+    ma = [np.mean(vals[i - k + 1 : i + 1]) for i in range(k - 1, len(vals))]
+    for i in range(len(ma) - 1):
+        if ma[i + 1] >= ma[i]:
+            return first + k + i, first + k + i + 1  # 1-based epochs of MA_i and of the stop
+    return first + k - 1 + len(ma), None
+
+
+def test_default_rule_equals_a_brute_force_first_local_minimum():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        pcs = [None, *rng.integers(0, 40, size=int(rng.integers(4, 20))).tolist()]
+        assert label_wave_stop(pcs) == _first_local_minimum(pcs, 3)
 
 
 def test_patience_delays_the_stop_but_not_the_selection():

@@ -17,7 +17,8 @@ smoothed first minimum is where to stop. With the moving average over k epochs
     MA_t = (1/k) sum_{s=t-k+1..t} PC_s                     (Algorithm 1)
 
 training keeps the model of the epoch where MA reaches a new minimum, and stops when MA has
-not improved for ``patience`` epochs; the kept model is the result. No validation data.
+not improved for ``patience`` epochs; the kept model is the result. No validation data. With
+the default patience 1 this is the paper's "first local minimum" of MA (k = 3; see WINDOW).
 """
 
 from __future__ import annotations
@@ -30,13 +31,18 @@ from typing import Any
 
 import numpy as np
 
-# The paper's Algorithm 1 smooths PC over k epochs and stops with a patience counter. k = 3
-# and patience = 5 are this package's choices, fixed before the first default run: the
-# official code (178a761 .. cf3e9eb) logs PC but implements neither the moving average nor the
-# stop, and the paper's text with its values could not be read here (README, "Window and
-# patience"). Both are constructor arguments; the run replays a grid of them (sensitivity.py).
+# The rule: stop at the FIRST local minimum of the k = 3 moving average of PC. Source,
+# second-hand: a transcription of the paper (its Algorithm 1 and Appendix E), not read from the
+# paper's PDF here, says Algorithm 1 keeps the best PC' = trailing mean of the last k PCs and
+# stops at its first local minimum, and that Appendix E sweeps k in {1, 2, 3, 5, 10} and finds
+# k = 3 best (PC'-vs-test-accuracy correlation -0.9637). The official code (178a761 .. cf3e9eb)
+# logs PC but implements neither the moving average nor the stop. Algorithm 1's counter with
+# patience 1 is exactly the first local minimum: the first epoch whose moving average is not
+# beaten by the next one (a tie is no improvement) is kept, and training stops one epoch later.
+# Until 2026-12-05 this package used patience 5 (ours, not the paper's); both are constructor
+# arguments, and the run replays a grid of them (sensitivity.py).
 WINDOW = 3
-PATIENCE = 5
+PATIENCE = 1
 
 
 def prediction_changes(previous: np.ndarray, current: np.ndarray) -> int:

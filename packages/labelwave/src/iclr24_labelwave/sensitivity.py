@@ -15,8 +15,10 @@ import numpy as np
 from .labelwave import label_wave_stop
 
 # The grid (module constants, not preset fields: the replay reads finished units and does not
-# change what a run trains). k = 3, patience = 5 is the package's rule (see labelwave.py).
-WINDOWS = (1, 2, 3, 5, 8)
+# change what a run trains). The windows are the paper's Appendix E sweep, k in {1, 2, 3, 5,
+# 10} (second-hand, see labelwave.py); k = 3 with patience 1 (the first local minimum) is the
+# package's rule, patience 5 its rule until 2026-12-05.
+WINDOWS = (1, 2, 3, 5, 10)
 PATIENCES = (1, 3, 5, 10, 20)
 
 

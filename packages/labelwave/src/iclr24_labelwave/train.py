@@ -30,9 +30,11 @@ class TrainConfig:
     weight_decay: float = 5e-4
     """Weight decay (official)."""
     window: int = 3
-    """Label Wave's moving-average window k (see labelwave.py)."""
-    patience: int = 5
-    """Label Wave's patience (see labelwave.py)."""
+    """Label Wave's moving-average window k (the paper's best k = 3, second-hand; see
+    labelwave.py)."""
+    patience: int = 1
+    """Label Wave's patience: 1 = stop at the first local minimum of the moving average (the
+    paper's rule, second-hand; see labelwave.py)."""
     pc_pass: str = "train"
     """train: PC from the training mini-batches' own forward pass (official); eval: an extra
     pass over the training set in eval mode, without augmentation, after each epoch."""
