@@ -12,6 +12,7 @@ from iclr24_gva import (
     mean_abs_jump,
     mean_rel_jump,
     mlp,
+    plateaued,
     rollout_reward,
 )
 from iclr24_gva.experiment import PRESETS, system
@@ -69,3 +70,37 @@ def test_bc_trainer_learns_the_expert_and_logs_both_iterates():
     assert len(hist.reward) == len(hist.reward_ema) == len(hist.loss_ema) == 2
     assert hist.loss[-1] < 0.2 * hist.loss[0] + 1e-6 or hist.loss[-1] < 1e-3
     assert hist.reward[-1] >= 0.95  # in-distribution, the clone keeps the system in the box
+
+
+def test_the_plateau_rule_waits_for_three_flat_blocks():
+    # held out (issue 49): a curve still rising is not at its plateau; a single flat block
+    # in a rising curve (a dip) is not either; three flat blocks in a row are
+    rising = np.linspace(0.2, 0.8, 30)
+    assert not plateaued(rising, block=10, tol=0.01)
+    dip = np.r_[np.full(10, 0.3), np.full(10, 0.3), np.full(10, 0.5)]
+    assert not plateaued(dip, block=10, tol=0.01)
+    noisy_flat = 0.5 + 0.005 * np.sin(np.arange(30.0))
+    assert plateaued(np.r_[rising, noisy_flat], block=10, tol=0.01)
+    assert not plateaued(noisy_flat[:29], block=10, tol=0.01)  # fewer than three blocks
+
+
+def test_bc_trainer_trains_to_the_plateau_then_measures_the_window():
+    env = LinearSystem(seed=0, control_cost=100.0)
+    obs, act = expert_dataset(env, env.rollouts(20, 30, 0.3, 0.02, seed=1), 0.1, seed=2)
+    val = expert_dataset(env, env.rollouts(5, 30, 0.3, 0.02, seed=3), 0.1, seed=4)
+    evals = env.rollouts(8, 20, 0.3, 0.02, seed=5)
+    base = dict(steps=40, eval_every=5, search_every=10, plateau_block=2, window=3)
+    # tolerance 1: every block is flat, the rule fires at the minimum steps
+    hist = BehaviorCloning(env, BCConfig(plateau_tol=1.0, max_steps=200, **base), 0).fit(
+        obs, act, val, evals
+    )
+    assert not hist.capped and hist.step[hist.window_start] == 60  # 3 blocks of 2 x 10
+    assert hist.step[hist.window_start :] == [60, 65, 70, 75]  # the window, every 5
+    assert np.isnan(hist.reward_ema[0]) and not np.isnan(hist.reward_ema[hist.window_start])
+    assert len(hist.train_loss) == len(hist.step) and hist.train_loss[-1] > 0
+    # tolerance -1: no block is ever flat, the search stops at its cap
+    hist = BehaviorCloning(env, BCConfig(plateau_tol=-1.0, max_steps=100, **base), 0).fit(
+        obs, act, val, evals
+    )
+    assert hist.capped and hist.step[hist.window_start] == 100
+    assert len(hist.step) - 1 - hist.window_start == 3

@@ -13,6 +13,8 @@ SIZE_CAPS = {
     "steps": 8,  # BC updates per config (paper preset: 20,000)
     "pendulum.steps": 8,
     "cartpole.steps": 8,
+    "plateau_block": 2,  # checkpoints per plateau block (paper preset: 10)
+    "window": 4,  # checkpoints of the measured window (paper preset: 20)
     "n_demos": 8,
     "n_eval": 4,  # evaluation episodes (paper preset: 1024)
     "horizon": 10,

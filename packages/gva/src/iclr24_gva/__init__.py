@@ -16,7 +16,15 @@ from .envs import (
     lqr_gain,
     rollout_reward,
 )
-from .gva import EMA, EMASchedule, curve_summary, late_std, mean_abs_jump, mean_rel_jump
+from .gva import (
+    EMA,
+    EMASchedule,
+    curve_summary,
+    late_std,
+    mean_abs_jump,
+    mean_rel_jump,
+    plateaued,
+)
 from .train import BCConfig, BCHistory, BehaviorCloning, bc_loss, mlp
 
 __version__ = "0.1.0"
@@ -35,6 +43,7 @@ __all__ = [
     "curve_summary",
     "expert_dataset",
     "late_std",
+    "plateaued",
     "lqr_gain",
     "mean_abs_jump",
     "mean_rel_jump",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.signal
 import torch
 
 
@@ -93,13 +94,21 @@ class Pendulum:
     g, m, l, dt, max_speed = 10.0, 1.0, 1.0, 0.05, 8.0  # gymnasium Pendulum-v1 constants
     state_dim, action_dim, obs_dim = 2, 1, 3
 
-    def __init__(self, u_max: float = 2.0, box: float = 1.0):
+    def __init__(self, u_max: float = 2.0, box: float = 1.0, closed_loop: float = 0.0):
+        """``closed_loop`` > 0: the expert's gain places the linearised closed loop's poles at
+        (closed_loop, closed_loop - 0.02) (a marginally stable expert, whose errors compound
+        as in the paper's systems); 0: the LQR gain (Q = diag(1, 0.1), R = 0.1: radius 0.84)."""
         # theta'' = 3g/(2l) sin(theta) + 3/(m l^2) u, linearised at theta = 0, Euler as in gym
         a = 3 * self.g / (2 * self.l)
         b = 3.0 / (self.m * self.l**2)
         A = np.array([[1 + a * self.dt**2, self.dt], [a * self.dt, 1.0]])
         B = np.array([[b * self.dt**2], [b * self.dt]])
-        self.K = lqr_gain(A, B, np.diag([1.0, 0.1]), np.array([[0.1]]))
+        if closed_loop > 0:
+            poles = np.array([closed_loop, closed_loop - 0.02])
+            self.K = scipy.signal.place_poles(A, B, poles).gain_matrix
+        else:
+            self.K = lqr_gain(A, B, np.diag([1.0, 0.1]), np.array([[0.1]]))
+        self.A, self.B = A, B
         self.u_max, self.box = u_max, box
         self._K = torch.tensor(self.K.T, dtype=torch.float32)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -50,9 +51,10 @@ class PendulumPreset:
     """The pendulum's own settings (the rest, batch sizes, checkpoints, rollouts, policy
     and EMA, are the linear system's). gymnasium's constants, the rest ours."""
 
-    steps: int = 6000
-    """Minibatch updates of every configuration (0: skip the pendulum). At lr 0.003 the BC
-    loss converges by ~2500 updates, so the second half (where GVA is measured) is past it."""
+    steps: int = 3000
+    """Minimum minibatch updates before the plateau rule applies (0: skip the pendulum); the
+    small learning rate's are lr / small_lr times as many. At lr 0.003 the BC loss converges
+    by ~2500 updates."""
     lr: float = 0.003
     """SGD learning rate (momentum 0.9): the lowest late BC validation loss of the small
     batch among {0.001, 0.003, 0.01} on seed 0 of a 4000-update rehearsal (0.068, 0.040,
@@ -61,27 +63,42 @@ class PendulumPreset:
     """The small learning rate configuration (lr / 10, as for the linear system)."""
     u_max: float = 2.0
     """The torque limit (gymnasium Pendulum-v1: max_torque = 2)."""
+    closed_loop: float = 0.95
+    """The expert's linearised closed loop: poles placed at (0.95, 0.93) (0: the LQR, radius
+    0.84). Issue 49: with the LQR expert no configuration oscillated (rel |dJ| 0.5 %: errors
+    are forgotten within ~6 steps); the paper's systems are marginally stable. A probe on
+    seed 0 (4000 updates at lr 0.003, 128 evaluation rollouts, the distributions below),
+    fixed before the run: poles (0.95, 0.93): the expert keeps 100 % of the horizon from the
+    training distribution and 79 % from the evaluation one, the raw clone's J jumps 0.077
+    (rel 11 %) per checkpoint against the training loss's 2.6 %, the EMA's 0.006; poles
+    (0.97, 0.96): jumps 0.12 (rel 31 %) but the expert keeps only 98 % from the training
+    distribution and 57 % from the evaluation one; the LQR: jumps 0.000."""
     box: float = 1.0
     """The cliff: a rollout ends when |theta| > box (radians from upright)."""
-    demo_x0: float = 0.1
-    """Training distribution: std of the initial (theta, theta_dot) (narrow)."""
-    demo_noise: float = 0.01
-    """Training distribution: process-noise std on (theta, theta_dot) per step (narrow)."""
+    demo_x0: float = 0.05
+    """Training distribution: std of the initial (theta, theta_dot) (narrow; 0.1 with the LQR
+    expert before issue 49)."""
+    demo_noise: float = 0.005
+    """Training distribution: process-noise std on (theta, theta_dot) per step (narrow; 0.01
+    before issue 49)."""
     action_noise: float = 0.2
     """Std of the noise on demonstrated torques (floor of the BC loss: 0.2^2 = 0.04)."""
     second_action_noise: float = 0.1
     """The label noise of the second-floor run (floor 0.01): gva-exists is judged at both."""
-    eval_x0: float = 0.3
-    """Evaluation distribution: initial-state std (wider: reaches the edge of the basin,
-    where the torque saturates; the expert keeps ~75% of the horizon)."""
-    eval_noise: float = 0.05
-    """Evaluation distribution: process-noise std (wider than training)."""
+    eval_x0: float = 0.1
+    """Evaluation distribution: initial-state std (wider than training: the marginal expert
+    keeps ~79 % of the horizon; 0.3 with the LQR expert before issue 49)."""
+    eval_noise: float = 0.02
+    """Evaluation distribution: process-noise std (wider than training; 0.05 before issue
+    49)."""
 
     def __post_init__(self):
         if self.steps < 0:
             raise ValueError("pendulum.steps must be >= 0")
         if min(self.lr, self.small_lr, self.u_max, self.box) <= 0:
             raise ValueError("pendulum lr, small_lr, u_max and box must be > 0")
+        if not (self.closed_loop == 0 or 0.02 < self.closed_loop < 1):
+            raise ValueError("pendulum.closed_loop must be 0 (LQR) or in (0.02, 1)")
         if min(self.demo_x0, self.demo_noise, self.action_noise, self.second_action_noise,
                self.eval_x0, self.eval_noise) < 0:  # fmt: skip
             raise ValueError("pendulum noise levels and initial-state scales must be >= 0")
@@ -94,8 +111,8 @@ class CartPolePreset:
     Initial states and noise are in units of the cliff (2.4 m, 12 degrees; per second for
     the velocities): 0.1 is a tenth of the way to the cliff."""
 
-    steps: int = 4000
-    """Minibatch updates of every configuration (0: skip the cart-pole)."""
+    steps: int = 3000
+    """Minimum minibatch updates before the plateau rule applies (0: skip the cart-pole)."""
     lr: float = 0.03
     """SGD learning rate (momentum 0.9), chosen as the pendulum's: the lowest late BC
     validation loss of the small batch on seed 0 of the default run, among {0.003, 0.01,
@@ -154,9 +171,15 @@ class Preset:
 
     seeds: tuple[int, ...] = (0, 1, 2)
     """Random seeds (demonstrations, initialisation, minibatches, evaluation rollouts)."""
-    threads: int | None = 1
-    """Torch threads (the default of ``--threads``): the policies are tiny, and on the loaded
-    2-core machine two threads made a linear-system unit take ~5 min instead of ~5 s."""
+    threads: int | None = 2
+    """Torch threads of the run (the default of ``--threads``), shared out among ``workers``:
+    the policies are tiny, and on the loaded 2-core machine two threads in one process made
+    a linear-system unit take ~5 min instead of ~5 s; one thread per unit."""
+    workers: int | None = 2
+    """Processes for the units on the local executor: 2 workers x 1 thread. Measured on the
+    smoke (the default runs > 150 s), under the CPU lock, 2026-12-05: --threads 2 --workers 2
+    31.1 s wall, --threads 2 --workers 1 62.7 s (identical BC metrics; the LM's differ in
+    the last digits with its thread count)."""
     state_dim: int = 4
     action_dim: int = 2
     rho: float = 1.0
@@ -188,10 +211,26 @@ class Preset:
     """Evaluation distribution: initial-state scale (wider than training)."""
     eval_noise: float = 0.4
     """Evaluation distribution: process-noise std (wider than training)."""
-    steps: int = 4000
-    """Minibatch updates of every configuration (equal budgets in steps)."""
+    steps: int = 3000
+    """Minimum minibatch updates before the plateau rule applies (the rule's three blocks of
+    10 checkpoints); the small learning rate's are lr / small_lr times as many."""
     eval_every: int = 100
     """Updates between checkpoints."""
+    plateau_block: int = 10
+    """The plateau rule (ours, fixed before the run that introduced it, issue 49): after an
+    environment's ``steps``, keep training in blocks of this many checkpoints until the raw
+    iterate's reward stops rising, i.e. each of the last two blocks' mean J exceeds its
+    predecessor's by less than ``plateau_tol`` (three flat blocks in a row); every claim is
+    measured on the window that follows (``window`` checkpoints), so the EMA's lag on a
+    rising curve is not counted against it."""
+    plateau_tol: float = 0.01
+    """The plateau rule's tolerance: a rise of the block mean J below 1 % of the horizon (2 of
+    200 steps) counts as flat."""
+    plateau_cap: int = 4
+    """The plateau search stops at ``plateau_cap`` x the environment's ``steps`` (``capped``:
+    the premise ``<env>/plateaued`` then fails)."""
+    window: int = 20
+    """Checkpoints of the measured window after the plateau (every ``eval_every`` updates)."""
     batch_size: int = 32
     """The small batch (SGD noise)."""
     large_batch: int = 512
@@ -235,6 +274,9 @@ class Preset:
             if steps < 4 * self.eval_every:
                 raise ValueError("steps, pendulum.steps and cartpole.steps must give at least "
                                  "4 checkpoints (>= 4 * eval_every)")  # fmt: skip
+        if min(self.plateau_block, self.plateau_cap, self.window) < 1 or self.plateau_tol < 0:
+            raise ValueError("plateau_block, plateau_cap and window must be >= 1, plateau_tol "
+                             ">= 0")  # fmt: skip
         if self.lm_steps < 0 or (self.lm_steps and self.lm_steps < 4 * self.lm_eval_every):
             raise ValueError("lm_steps must be 0 or >= 4 * lm_eval_every")
         if min(self.lr, self.small_lr, self.u_max, self.box, self.rho, self.lm_lr) <= 0:
@@ -266,24 +308,45 @@ class Preset:
     def configs(self, task: Task) -> dict[str, BCConfig]:
         """The paper's ablation (Section 3.2): SGD noise, and the two variance reductions;
         and the small batch again on demonstrations of a second label-noise level
-        (``second_floor``: the same optimisation, another floor of the BC loss)."""
+        (``second_floor``: the same optimisation, another floor of the BC loss). Every
+        configuration trains to its own plateau (``plateau_block``), then is measured over
+        ``window`` checkpoints every ``eval_every`` updates. The small learning rate gets the
+        steps it needs: its minimum steps, its plateau blocks and its cap are scaled by
+        lr / small_lr (SGD's progress goes with lr x steps: gradient-flow time), so it is
+        compared at its plateau, not at equal steps; the steps it took are its cost."""
         ema = EMASchedule.power_law(self.ema_power, 1.0, self.ema_beta_min)
-        base = dict(steps=task.steps, eval_every=self.eval_every, width=self.width, ema=ema)
+
+        def config(batch: int, lr: float, scale: int = 1) -> BCConfig:
+            return BCConfig(steps=task.steps * scale, batch_size=batch, lr=lr,
+                            eval_every=self.eval_every, width=self.width, ema=ema,
+                            plateau_block=self.plateau_block, plateau_tol=self.plateau_tol,
+                            search_every=self.eval_every * scale,
+                            max_steps=self.plateau_cap * task.steps * scale,
+                            window=self.window)  # fmt: skip
+
         return {
-            "small_batch": BCConfig(batch_size=self.batch_size, lr=task.lr, **base),
-            "second_floor": BCConfig(batch_size=self.batch_size, lr=task.lr, **base),
-            "large_batch": BCConfig(batch_size=self.large_batch, lr=task.lr, **base),
-            "small_lr": BCConfig(batch_size=self.batch_size, lr=task.small_lr, **base),
+            "small_batch": config(self.batch_size, task.lr),
+            "second_floor": config(self.batch_size, task.lr),
+            "large_batch": config(self.large_batch, task.lr),
+            "small_lr": config(self.batch_size, task.small_lr, self.lr_scale(task)),
         }
+
+    @staticmethod
+    def lr_scale(task: Task) -> int:
+        """How many times the small learning rate's steps are the large one's: lr / small_lr."""
+        return max(1, round(task.lr / task.small_lr))
 
 
 PRESETS = {
     "smoke": Preset(
         seeds=(0, 1),
-        steps=300,
-        pendulum=PendulumPreset(steps=300),
-        cartpole=CartPolePreset(steps=300),
+        steps=200,
+        pendulum=PendulumPreset(steps=200),
+        cartpole=CartPolePreset(steps=200),
         eval_every=50,
+        plateau_block=2,
+        plateau_cap=2,
+        window=4,
         n_eval=64,
         horizon=100,
         large_batch=256,
@@ -324,7 +387,7 @@ def system(preset: Preset) -> LinearSystem:
 
 def make_env(preset: Preset, task: Task):
     if task.name == "pendulum":
-        return Pendulum(preset.pendulum.u_max, preset.pendulum.box)
+        return Pendulum(preset.pendulum.u_max, preset.pendulum.box, preset.pendulum.closed_loop)
     if task.name == "cartpole":
         return CartPole(r=preset.cartpole.lqr_r)
     return system(preset)
@@ -347,45 +410,50 @@ def bc_data(preset: Preset, task: Task, env, seed: int, action_noise: float | No
 
 
 def bc_unit(preset: Preset, task: Task, name: str, seed: int) -> dict:
-    """One configuration on one seed: the curves and their summary."""
+    """One configuration on one seed: trained to its plateau, then the measured window; the
+    curves and their summary over the window."""
     env = make_env(preset, task)
     noise = task.second_action_noise if name == "second_floor" else task.action_noise
     (obs, act), val, evals = bc_data(preset, task, env, seed, noise)
     config = preset.configs(task)[name]
-    n_checkpoints = config.steps // config.eval_every
-    bar = progress(total=n_checkpoints, desc=f"{task.name} {name} seed {seed}")
+    bar = progress(total=None, desc=f"{task.name} {name} seed {seed}")
     t0 = time.perf_counter()
     trainer = BehaviorCloning(env, config, seed=seed)
-    # the raw and EMA weights at the checkpoint that opens the measured window (the second
-    # half: curve_summary's), to say how far each moved over it
-    opened, done = {}, [0]
+    # the raw and EMA weights at the checkpoint that opens the measured window (the
+    # plateau checkpoint), to say how far each moved over it
+    opened = {}
 
-    def on_checkpoint():
-        bar.update(1)
-        done[0] += 1
-        if done[0] == n_checkpoints // 2 + 1:
-            opened.update(raw=_flat(trainer.policy), ema=_flat(trainer.ema.module))
+    def on_window():
+        opened.update(raw=_flat(trainer.policy), ema=_flat(trainer.ema.module))
 
-    hist = trainer.fit(obs, act, val, evals, progress=on_checkpoint)
+    hist = trainer.fit(obs, act, val, evals, progress=lambda: bar.update(1), on_window=on_window)
     seconds = time.perf_counter() - t0
     bar.close()
+    start = hist.window_start
     again = rollout_reward(env, trainer.policy, evals)  # common random numbers: same J
-    values = dict(curve_summary(hist.reward, hist.loss, hist.excess))
-    ema = curve_summary(hist.reward_ema, hist.loss_ema, hist.excess_ema)
+    values = dict(curve_summary(hist.reward, hist.loss, hist.excess, hist.train_loss, start))
+    ema = curve_summary(hist.reward_ema, hist.loss_ema, hist.excess_ema, hist.train_loss_ema,
+                        start)  # fmt: skip
     values |= {f"ema/{k}": v for k, v in ema.items()}
     values |= {
         # the no-op control: training stopped at the window's first checkpoint (its policy
         # held fixed: that checkpoint's J over the whole window, no jump at all)
-        "frozen/J_mean": float(hist.reward[len(hist.reward) // 2]),
+        "frozen/J_mean": float(hist.reward[start]),
         "window_displacement": _displacement(opened["raw"], _flat(trainer.policy)),
         "ema/window_displacement": _displacement(opened["ema"], _flat(trainer.ema.module)),
+        # the plateau rule: where the window opened, whether the search hit its cap
+        "steps_to_window": float(hist.step[start]),
+        "steps_total": float(hist.step[-1]),
+        "window_checkpoints": float(len(hist.step) - 1 - start),
+        "capped": float(hist.capped),
     }
     values |= {
         "action_noise": noise,
         # the label-noise floor of the BC loss, measured: the expert's own validation loss
         "floor": float(bc_loss(env.expert, *val)),
+        "train_floor": float(bc_loss(env.expert, obs, act)),
         "seconds": seconds,
-        "grad_examples": float(config.steps * config.batch_size),
+        "grad_examples": float(hist.step[-1] * config.batch_size),
         "crn_repeat_error": abs(again - hist.reward[-1]),
         "expert_J": rollout_reward(env, env.expert, evals),
         # the expert from the training distribution, over the evaluation horizon
@@ -453,29 +521,46 @@ def run(ctx: RunContext) -> Report:
     env = system(preset)
     closed = np.abs(np.linalg.eigvals(env.A - env.B @ env.K)).max()
     ctx.log.info("linear system: |eig(A)| = %.3f, expert closed loop %.4f", preset.rho, closed)
-    for task in preset.tasks().values():
-        ctx.log.info("%s: behaviour cloning, %d seeds x %s", task.name, len(ctx.seeds),
-                     ", ".join(preset.configs(task)))  # fmt: skip
+    tasks = preset.tasks()
+    # every unit is independent and seeds itself (issue 52): one fit per environment,
+    # configuration and seed, the untrained control, the LM per seed; the slowest first (the
+    # small learning rate trains lr / small_lr times the steps). No timing here is a claim.
+    jobs = {}
+    for name in ("small_lr", "small_batch", "second_floor", "large_batch"):
+        for task in tasks.values():
+            for seed in ctx.seeds:
+                jobs[f"{task.name}/{name}/seed{seed}"] = partial(bc_unit, preset, task, name,
+                                                                 seed)  # fmt: skip
+    if preset.lm_steps:
+        for seed in ctx.seeds:
+            jobs[f"lm/seed{seed}"] = partial(lm_unit, preset, seed)
+    for task in tasks.values():
+        for seed in ctx.seeds:
+            # the never-trained control (a unit of its own, added after the first runs)
+            jobs[f"{task.name}/untrained/seed{seed}"] = partial(untrained_unit, preset, task,
+                                                                seed)  # fmt: skip
+    ctx.log.info("%d units: %s x %d seeds x %s; LM x %d seeds", len(jobs), ", ".join(tasks),
+                 len(ctx.seeds), ", ".join(["small_batch", "second_floor", "large_batch",
+                                            "small_lr", "untrained"]),
+                 len(ctx.seeds) if preset.lm_steps else 0)  # fmt: skip
+    units = ctx.cached_parallel(jobs, desc="gva units")
+    for task in tasks.values():
         for seed in ctx.seeds:
             if task.name == "linear":
                 metrics.add("linear/expert/closed_loop_radius", seed, closed)
             for name in preset.configs(task):
-                unit = ctx.cached(f"{task.name}/{name}/seed{seed}",
-                                  lambda t=task, n=name, s=seed: bc_unit(preset, t, n, s))  # fmt: skip
+                unit = units[f"{task.name}/{name}/seed{seed}"]
                 metrics.update(seed, unit["values"], prefix=f"{task.name}/{name}/")
                 curves[(task.name, name, seed)] = unit["curve"]
-            # the never-trained control (a unit of its own, added after the first runs)
-            metrics.update(seed, ctx.cached(f"{task.name}/untrained/seed{seed}",
-                                            lambda t=task, s=seed: untrained_unit(preset, t, s)),
+            metrics.update(seed, units[f"{task.name}/untrained/seed{seed}"],
                            prefix=f"{task.name}/untrained/")  # fmt: skip
-            ctx.save_partial(metrics)
         figure = "rewards.png" if task.name == "linear" else f"rewards_{task.name}.png"
         ctx.save_figure(plot_rewards(curves, task.name, ctx.seeds[0]), figure)
     lm_items = None
     if preset.lm_steps:
         lm_curves, lm_items = {}, {"val": {}, "ema/val": {}}
         for seed in ctx.seeds:
-            unit = ctx.cached(f"lm/seed{seed}", lambda s=seed: lm_unit(preset, s))
+            unit = units[f"lm/seed{seed}"]
             values = dict(unit["values"])
             for key in lm_items:
                 lm_items[key][seed] = values.pop(f"items/{key}")

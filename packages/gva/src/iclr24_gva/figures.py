@@ -7,11 +7,13 @@ from iclr24_common import pyplot
 
 
 def plot_rewards(curves: dict, env: str, seed: int):
-    """Rollout reward J (top) and BC validation loss above the label-noise floor (bottom) per checkpoint of one
-    environment, one seed; ``curves[(env, config, seed)]`` is a ``BCHistory`` as a dict."""
+    """Rollout reward J (top) and BC training loss (bottom, the loss the paper plots) per
+    checkpoint of one environment, one seed, the measured window after the plateau shaded;
+    ``curves[(env, config, seed)]`` is a ``BCHistory`` as a dict (the EMA is evaluated in the
+    window only)."""
     plt = pyplot()
     names = sorted({name for e, name, _ in curves if e == env})
-    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5), sharex=True,
+    fig, axes = plt.subplots(2, len(names), figsize=(4 * len(names), 5), sharex="col",
                              squeeze=False)  # fmt: skip
     fig.suptitle(f"{env}, seed {seed}")
     for col, name in enumerate(names):
@@ -20,9 +22,12 @@ def plot_rewards(curves: dict, env: str, seed: int):
         top.plot(c["step"], c["reward"], ".-", lw=1, label="raw iterate")
         top.plot(c["step"], c["reward_ema"], "-", lw=2, label="EMA")
         top.set(title=name.replace("_", " "), ylabel="rollout reward J")
-        bottom.plot(c["step"], c["excess"], ".-", lw=1, label="raw iterate")
-        bottom.plot(c["step"], c["excess_ema"], "-", lw=2, label="EMA")
-        bottom.set(xlabel="SGD step", ylabel="BC val. loss above the floor", yscale="log")
+        bottom.plot(c["step"], c["train_loss"], ".-", lw=1, label="raw iterate")
+        bottom.plot(c["step"], c["train_loss_ema"], "-", lw=2, label="EMA")
+        bottom.set(xlabel="SGD step", ylabel="BC training loss", yscale="log")
+        start = c.get("window_start", len(c["step"]) // 2)
+        for ax in (top, bottom):
+            ax.axvspan(c["step"][start], c["step"][-1], color="0.92", zorder=0)
         top.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -132,25 +132,42 @@ def mean_rel_jump(values) -> float:
     return float((np.abs(np.diff(v)) / np.maximum(np.abs(v[:-1]), 1e-12)).mean())
 
 
+def plateaued(reward, block: int, tol: float) -> bool:
+    """The plateau rule: the reward has stopped rising when each of the last two blocks of
+    ``block`` checkpoints has a mean at most ``tol`` above its predecessor's (three flat
+    blocks in a row; a single flat block is too easily a dip in a rising curve)."""
+    r = np.asarray(reward, dtype=float)
+    if block < 1 or r.size < 3 * block:
+        return False
+    means = [r[r.size - k * block :][:block].mean() for k in (3, 2, 1)]
+    return bool(means[1] - means[0] < tol and means[2] - means[1] < tol)
+
+
 def late_std(values) -> float:
     """Standard deviation over the second half of training."""
     v = np.asarray(values, dtype=float)
     return float(v[len(v) // 2 :].std()) if v.size else math.nan
 
 
-def curve_summary(reward, loss, excess=None) -> dict[str, float]:
-    """The paper's GVA numbers for one run's checkpoints: reward J_t and BC loss L_t (and,
-    given, the BC loss above the label-noise floor, E_t = L_t - floor in expectation)."""
-    half = len(reward) // 2
+def curve_summary(reward, loss, excess=None, train_loss=None, start: int | None = None
+                  ) -> dict[str, float]:  # fmt: skip
+    """The paper's GVA numbers for one run's checkpoints from ``start`` on (the measured
+    window; default the second half): reward J_t and BC validation loss L_t, and, given, the
+    BC loss above the label-noise floor (E_t = L_t - floor in expectation) and the BC
+    training loss (the loss the paper plots, Fig. 1)."""
+    start = len(reward) // 2 if start is None else start
     extra = {}
     if excess is not None:
-        extra = {"excess_final": float(excess[-1]), "rel_dexcess": mean_rel_jump(excess[half:])}
+        extra = {"excess_final": float(excess[-1]), "rel_dexcess": mean_rel_jump(excess[start:])}
+    if train_loss is not None:
+        extra |= {"train_loss": float(np.mean(train_loss[start:])),
+                  "rel_dtrain": mean_rel_jump(train_loss[start:])}  # fmt: skip
     return extra | {
-        "J_mean": float(np.mean(reward[half:])),
+        "J_mean": float(np.mean(reward[start:])),
         "J_final": float(reward[-1]),
-        "dJ": mean_abs_jump(reward[half:]),
-        "rel_dJ": mean_rel_jump(reward[half:]),
-        "J_std": late_std(reward),
+        "dJ": mean_abs_jump(reward[start:]),
+        "rel_dJ": mean_rel_jump(reward[start:]),
+        "J_std": float(np.std(reward[start:])),
         "loss_final": float(loss[-1]),
-        "rel_dloss": mean_rel_jump(loss[half:]),
+        "rel_dloss": mean_rel_jump(loss[start:]),
     }
