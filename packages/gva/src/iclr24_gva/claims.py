@@ -58,7 +58,7 @@ PAPER_LM = ("Sec. 4, LM figure (qualitative): EMA iterates have lower and smooth
 
 # The paper shows GVA in figures only: every level below is the package's, stated here with
 # the commit that fixed it (git log -S on this file's history).
-GVA_COMMIT = "issue-49"
+GVA_COMMIT = "405b135"
 """The commit that fixed the issue-49 criteria (the training-loss ratio, the plateau rule,
 the small learning rate at its plateau) before the default run that first used them."""
 GVA_RATIO = 10.0
