@@ -65,7 +65,10 @@ def test_ties_do_not_pass_improves_and_no_harm_needs_the_lower_bound():
     tie = _metrics([70, 72, 74, 76], [70.5, 72, 73.5, 76], [60, 61, 63, 64], [60, 61, 63, 64])
     v = _verdicts(tie)
     assert v["large-step-hurts"] == "holds"
-    assert v["no-harm"] == "holds"  # within the 2-point tolerance; the random step is not
+    # within the 2-point tolerance and the random step is not, but refresh that never fires
+    # (the baseline itself) passes the same test: inconclusive, never a hold (issue 50)
+    assert v["no-harm"] == "inconclusive"
+    assert "control passes (refresh never fires" in _judged(tie)["no-harm"].test.reason
     assert v["improves"] != "holds"
     # an exact tie on every seed and example (SE 0) holds nothing
     exact = _metrics([70, 72, 74, 76], [70, 72, 74, 76], [60, 61, 63, 64], [60, 61, 63, 64])
@@ -89,9 +92,39 @@ def test_no_harm_is_inconclusive_when_the_random_step_passes_too():
     c = _judged(m)["no-harm"]
     assert c.verdict == "inconclusive" and "control passes" in c.test.reason
     assert "relative weight displacement" in c.moved and "random step 0.001" in c.moved
-    # a random step that harms (6 points): refresh's non-inferiority now tells something
+    # a random step that harms (6 points) no longer passes, but refresh that never fires does
     harm = _metrics([70, 72, 74, 76], [70.5, 72, 74.5, 76], [60, 61, 63, 64], [64, 66, 68, 70])
-    assert _verdicts(harm)["no-harm"] == "holds"
+    c = _judged(harm)["no-harm"]
+    assert c.verdict == "inconclusive" and "refresh never fires" in c.test.reason
+    assert "random step" not in c.test.reason
+
+
+# issue 50: refresh that never fires (the baseline arm itself) runs through no-harm's test.
+# Held out: where refresh is within the tolerance the claim must not hold (the never-fires
+# control passes: the test cannot tell refresh from nothing); where refresh harms it must fail.
+def test_no_harm_never_holds_with_the_never_fires_control():
+    m = _metrics([70, 72, 74, 76], [70.5, 72.5, 74.5, 76.5], [60, 61, 63, 64], [64, 66, 68, 70])
+    c = _judged(m)["no-harm"]
+    assert c.verdict == "inconclusive"
+    parts = {p["control"]["name"]: p for p in c.test.parts}
+    never = parts["refresh never fires (the baseline itself)"]
+    assert never["control"]["outcome"] == "holds" and never["control"]["estimate"] == 0.0
+    assert parts["random step of the official size"]["outcome"] == "holds"
+
+
+def test_no_harm_fails_when_refresh_harms():
+    m = _metrics([70, 72, 74, 76], [64, 66, 67.5, 70], [60, 61, 63, 64], [70, 72, 74, 76])
+    assert _verdicts(m)["no-harm"] == "fails"
+
+
+def test_the_cumulative_displacement_is_reported_against_the_papers():
+    m, items = _metrics([70, 72, 74, 76], [70, 72, 74, 76], [60, 61, 63, 64])
+    for s in range(4):
+        m.add("d/er+refresh/cum_displacement_min", s, 6.4e-3)
+        m.add("d/er+refresh/cum_displacement_max", s, 6.6e-3)
+    c = {c.id: c for c in make_claims(m, PRESET, items)[0]}["no-harm/d/er"]
+    assert "0.0064-0.0066" in c.moved and "~0.78" in c.moved
+    assert "0.0064-0.0066 of its norm (paper: ~0.78" in c.needs and "50 epochs" in c.needs
 
 
 def test_improves_is_inconclusive_when_the_random_step_improves_as_much():

@@ -169,3 +169,25 @@ def test_the_random_step_spends_the_official_budget_in_another_direction():
     assert runs[1]["displacement_ratio"][::2] == pytest.approx([100 * 1e-5] * 3, rel=1e-5)
     a, b = (torch.cat([p.detach().flatten() for p in n.parameters()]) for n in nets)
     assert (a - b).abs().max() > 1e-4  # not the ascent direction
+
+
+def test_the_cumulative_displacement_sums_every_refresh_step_per_tensor():
+    # the random step moves every tensor by exactly scale * delta of its norm each step, so
+    # its path over 12 steps is 12 * scale * delta per weight matrix (a bias starts at norm 0,
+    # where its first step is 0); no refresh, no path
+    stream = gaussian_mixture(n_classes=4, n_train=30, n_test=10)
+    cfg = TrainConfig(lr=0.05, batch_size=10, minibatch_size=10, buffer_size=20)
+    torch.manual_seed(0)
+    net = MLP(20, 4)
+    r = train_stream(net, stream.tasks, ER(), cfg, seed=0, refresh=Refresh("random", scale=10.0))
+    assert r["steps"] == 12 and len(r["cumulative_displacement"]) == len(list(net.parameters()))
+    assert r["cumulative_displacement"][::2] == pytest.approx([12 * 10 * 1e-5] * 3, rel=1e-4)
+    assert r["cumulative_displacement"][1::2] == pytest.approx([11 * 10 * 1e-5] * 3, rel=1e-4)
+    torch.manual_seed(0)
+    plain = train_stream(MLP(20, 4), stream.tasks, ER(), cfg, seed=0)
+    assert plain["cumulative_displacement"] == []
+    # the official step: each weight matrix about steps * delta (noise and damping move it
+    # by ~1e-3 relative), the order of the package's "moved"
+    torch.manual_seed(0)
+    off = train_stream(MLP(20, 4), stream.tasks, ER(), cfg, seed=0, refresh=Refresh())
+    assert off["cumulative_displacement"][::2] == pytest.approx([12 * 1e-5] * 3, rel=1e-2)

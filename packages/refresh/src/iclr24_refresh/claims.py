@@ -3,11 +3,14 @@ metrics.
 
 Claims compare each method with refresh against the same method without it (the official
 best arguments for both; refresh itself has no tuned hyper-parameter), paired over seeds, on
-the stream's one fixed test set (so the SE includes its examples: ``items=``). The no-op
-control is the official step's budget spent in a random direction (``random-step``): "refresh
-never fires" is the baseline arm itself, bit for bit, so as a control it would only repeat the
-baseline (a gap of exactly 0 on every seed and example); a random step of the same size is
-what "doing nothing in particular" costs, and what refresh must beat.
+the stream's one fixed test set (so the SE includes its examples: ``items=``). Two no-op
+controls run through the same tests: the official step's budget spent in a random direction
+(``random-step``), and, on ``no-harm/*`` (issue 50), refresh that never fires, which is the
+baseline arm itself, bit for bit. The second passes any non-inferiority test against the
+baseline it equals (a gap of exactly 0), so ``no-harm/*`` can no longer hold: it fails when
+refresh harms and is otherwise inconclusive ("control passes"), which is what a
+non-inferiority test can say about an intervention that moves the weights by 1e-5 of their
+norm a step. ``improves/*`` is the claim that can tell refresh from nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from iclr24_common import (
     Metrics,
     Premise,
     Source,
+    all_of,
     non_inferiority,
     superiority,
 )
@@ -68,6 +72,26 @@ PAPER_SETTING = (
 )
 
 
+# The official step moves each tensor by delta = 1e-5 of its norm per SGD step (the code
+# refreshes every iteration, derpp.py observe() at 7c90da5; the paper's experimental setup
+# "runs every two iterations", quoted in the README: we follow the code), so the cumulative
+# refresh displacement of a Split CIFAR-10 run is about 78,250 x 1e-5 = 0.78 of each tensor's
+# norm; ours is the measured sum of |step| / |theta| per weight matrix
+PAPER_CUMULATIVE = {d: {m: n * 1e-5 for m, n in by.items()} for d, by in PAPER_STEPS.items()}
+# cost of the official 50 epochs per task on the default streams, from the default run of
+# 2026-12-04 (7bd4b6c; 1 process, 1 thread): training took 26 s per seed for every arm of both
+# streams at their own epochs (digits 5, gmm 2), linear in the epochs: 50 epochs is 10x
+# (digits) and 25x (gmm), about 480 s per seed, 2,400 s for 5 seeds (~20 min on 2 workers),
+# past the ~6 min of default wall time this package may take
+FIFTY_EPOCHS_NOTE = (
+    "the official 50 epochs per task (utils/best_args.py) on the default streams would take "
+    "about 2,400 s of training for 5 seeds (10x digits' 5 epochs, 25x the mixture's 2; "
+    "measured 26 s per seed at the default epochs) and still reach only 6,450 / 20,000 SGD "
+    "steps, a cumulative refresh displacement of ~0.065 / 0.2 of each tensor's norm against "
+    "the paper's ~0.78"
+)
+
+
 def regime(metrics: Metrics, preset, dataset: str, method: str) -> tuple[str, str]:
     """``paper`` on the paper's streams at their full ResNet-18 and the official number of SGD
     steps; else ``below`` with what the paper's effect needs and ours."""
@@ -82,9 +106,21 @@ def regime(metrics: Metrics, preset, dataset: str, method: str) -> tuple[str, st
         f"({metrics.mean(f'{dataset}/{method}/params'):,.0f} params), "
         f"{epochs:.0f} epoch{'' if epochs == 1 else 's'} per task at batch "
         f"{preset.batch_size}, buffer {preset.buffer_size}: {steps:.0f} SGD steps "
-        f"({steps / PAPER_STEPS['cifar10']['er']:.1%} of a Split CIFAR-10 run)"
+        f"({steps / PAPER_STEPS['cifar10']['er']:.1%} of a Split CIFAR-10 run); cumulative "
+        f"refresh displacement per weight matrix {_cum(metrics, dataset, method + '+refresh')} "
+        f"of its norm (paper: ~{PAPER_CUMULATIVE['cifar10']['derpp']:.2f}, 78,250 steps x "
+        f"1e-5); {FIFTY_EPOCHS_NOTE}"
     )
     return "below", f"{PAPER_SETTING}; {ours}"
+
+
+def _cum(metrics: Metrics, dataset: str, arm: str) -> str:
+    """The cumulative refresh displacement of an arm's weight matrices (min-max over the
+    tensors, mean over seeds), relative to each tensor's norm."""
+    lo, hi = f"{dataset}/{arm}/cum_displacement_min", f"{dataset}/{arm}/cum_displacement_max"
+    if lo not in metrics:
+        return "n/a"
+    return f"{metrics.mean(lo):.2g}-{metrics.mean(hi):.2g}"
 
 
 def _acc(metrics: Metrics, dataset: str, arm: str) -> str:
@@ -117,8 +153,9 @@ def make_claims(metrics: Metrics, preset,
                 f"relative weight displacement of the final weights from {m}'s, "
                 f"||theta - theta_{m}|| / ||theta_{m}||: refresh "
                 f"{metrics.mean(f'{d}/{m}+refresh/weight_gap'):.2g}, random step "
-                f"{metrics.mean(f'{d}/{ctl_arm}/weight_gap'):.2g} (each of the {steps:.0f} "
-                "refresh steps moves every tensor by 1e-5 of its norm)"
+                f"{metrics.mean(f'{d}/{ctl_arm}/weight_gap'):.2g}; cumulative refresh "
+                f"displacement, the sum over its {steps:.0f} steps of |step| / |theta| per "
+                f"weight matrix: {_cum(metrics, d, m + '+refresh')} (paper's setting: ~0.78)"
             )
             control = dict(control=ctl, control_name="random step of the official size")
             big = max(preset.scales)
@@ -142,15 +179,23 @@ def make_claims(metrics: Metrics, preset,
             claims.append(Claim(
                 id=f"no-harm/{d}/{m}",
                 statement=f"refresh (official step) improves or does not harm {m} class-IL "
-                f"accuracy: at most {NO_HARM_POINTS:g} points below it, where a random step of "
-                f"the same size is not{ext}",
+                f"accuracy: at most {NO_HARM_POINTS:g} points below it, where neither a random "
+                f"step of the same size nor refresh that never fires is{ext} (the second always "
+                "passes: this claim can fail or be inconclusive, never hold)",
                 paper=PAPER_TABLE2,
                 measured=f"{m}+refresh {_acc(metrics, d, m + '+refresh')} vs {m} "
                 f"{_acc(metrics, d, m)}; random step {_acc(metrics, d, ctl_arm)}",
                 criterion=f"{m}+refresh class-IL accuracy (%) vs {m}'s (SE over seeds and the "
-                "test examples); no-op control: the official step size in a random direction",
-                test=non_inferiority(ref, base, tolerance=NO_HARM_POINTS, source=NO_HARM_SOURCE,
-                                     items=trio, **control),
+                "test examples); no-op controls, each through the same test: the official step "
+                "size in a random direction, and refresh that never fires (the baseline arm)",
+                test=all_of(
+                    non_inferiority(ref, base, tolerance=NO_HARM_POINTS, source=NO_HARM_SOURCE,
+                                    items=trio, **control),
+                    # refresh that never fires is the baseline arm itself (issue 50)
+                    non_inferiority(ref, base, tolerance=NO_HARM_POINTS, source=NO_HARM_SOURCE,
+                                    items=(its[f"{m}+refresh"], its[m], its[m]), control=base,
+                                    control_name="refresh never fires (the baseline itself)"),
+                ),
                 regime=where, needs=needs, test_set="shared", rests_on=rests, moved=moved,
             ))  # fmt: skip
             claims.append(Claim(

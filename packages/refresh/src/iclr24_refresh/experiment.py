@@ -10,7 +10,9 @@ Every arm of one seed sees the same network initialisation, batch order and buff
 from __future__ import annotations
 
 import argparse
+import logging
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
@@ -36,6 +38,7 @@ PAPER = Paper(
 )
 DATASETS = ("digits", "gmm", *PAPER_DATASETS)
 METHODS = ("er", "derpp")
+LOG = logging.getLogger(__name__)
 RANDOM = "random"
 """The no-op control's arm: the official step size (scale 1) in a random direction."""
 RULES = tuple(v for v in VARIANTS if v != RANDOM)
@@ -97,10 +100,14 @@ class Preset:
     width: int = 64
     """ResNet-18 width nf of the image streams (mammoth's resnet18: 64); the paper-path test
     reduces it to fit CPU in seconds."""
-    threads: int | None = 1
-    """CPU threads when ``--threads`` is not given (None: the cores available): a 100-unit MLP
-    on batches of 10 spends more on waking a second thread than it gains (the 2026-12-03
-    default took 187 s on 1 thread; see the README)."""
+    threads: int | None = None
+    """CPU threads when ``--threads`` is not given (None: the cores available). Until the
+    units (issue 52) the default ran in one process on 1 thread: a 100-unit MLP on batches of
+    10 spends more on waking a second thread than it gains (187 s on 1 thread, 2026-12-03)."""
+    workers: int | None = None
+    """Processes for the units on the local executor (``--workers`` overrides; None: one per
+    thread, each unit on 1 thread): on 2 cores 2 processes x 1 thread, timed against 1 process
+    x 2 threads on the default (README, "Units")."""
 
     def __post_init__(self):
         if not self.datasets or any(d not in DATASETS for d in self.datasets):
@@ -116,6 +123,8 @@ class Preset:
             raise ValueError(
                 "buffer_size, batch_size, gmm_train, check_batch and width must be >= 1"
             )
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1 (or None: one per thread)")
         if self.epochs < 0:
             raise ValueError("epochs must be >= 0 (0: the stream's own)")
         if self.gmm_classes < 4 or self.gmm_classes % 2:
@@ -134,7 +143,7 @@ PRESETS = {
         scales=(1.0,),
         buffer_size=500,
         batch_size=32,
-        threads=None,
+        workers=1,  # one ResNet-18 process at a time on one GPU (Ray: one GPU per unit)
     ),  # fmt: skip
 }
 STREAM_EPOCHS = {"digits": 5, "gmm": 2}
@@ -184,10 +193,12 @@ def _flat(net: torch.nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().flatten().cpu() for p in net.parameters()])
 
 
-def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
+def measure(stream, preset: Preset, seed: int, device: str, log=LOG) -> dict:
     """Every arm of one (stream, seed): metrics, accuracy matrices and every test example's
-    final class-IL score per arm (``items``; the test set is the same for every seed)."""
+    final class-IL score per arm (``items``; the test set is the same for every seed), and the
+    cumulative refresh displacement of every tensor per arm (``displacement``)."""
     values: dict[str, float] = {}
+    displacement: dict[str, dict[str, float]] = {}
     matrices: dict[str, dict[str, list]] = {}
     items: dict[str, list[float]] = {}
     dev = torch.device(device)
@@ -220,6 +231,14 @@ def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
             values[arm + "steps"] = r["steps"]
             values[arm + "refresh_steps"] = r["refresh_steps"]
             values[arm + "train_seconds"] = r["seconds"]
+            if scale is not None:  # the path of the refresh steps, per tensor / its norm
+                names = [n for n, _ in net.named_parameters()]
+                cum = dict(zip(names, r["cumulative_displacement"]))
+                displacement[arm_name(method, scale)] = cum
+                # weight matrices only (biases start at 0, where the 1e-3 noise dominates)
+                mats = [c for (n, p), c in zip(net.named_parameters(), cum.values()) if p.dim() > 1]
+                values[arm + "cum_displacement_min"] = min(mats)
+                values[arm + "cum_displacement_max"] = max(mats)
             official = preset.variant.startswith("official") or scale == RANDOM
             if scale is not None and r["displacement_ratio"] and official:
                 # weight matrices only: biases start at 0, where the 1e-3 noise dominates
@@ -235,7 +254,21 @@ def measure(stream, preset: Preset, seed: int, device: str, log) -> dict:
             log.info("%s seed %d %s: class-IL %.1f, task-IL %.1f (%d steps, %.1f s)", stream.name,
                      seed, arm_name(method, scale), values[arm + "acc_cil"],
                      values[arm + "acc_til"], r["steps"], r["seconds"])  # fmt: skip
-    return {"values": values, "matrices": matrices, "items": items}
+    return {"values": values, "matrices": matrices, "items": items,
+            "displacement": displacement}  # fmt: skip
+
+
+def measure_unit(name: str, preset: Preset, seed: int, device: str, data_root) -> dict:
+    """One unit for the executor: every arm of one (stream, seed). It builds its own stream
+    (generated, or the paper's files under ``data_root``) and seeds itself (every arm
+    re-seeds its initialisation from ``seed``; batch order, buffer and refresh noise have
+    their own seeded generators), reading nothing from the run context."""
+    return measure(load_stream(name, preset, data_root), preset, seed, device)
+
+
+def unified_check_unit(name: str, preset: Preset, seed: int, data_root) -> dict[str, float]:
+    """The unified-vs-standalone loss check as a unit (on the stream ``name``)."""
+    return unified_check(load_stream(name, preset, data_root), preset, seed)
 
 
 def unified_check(stream, preset: Preset, seed: int) -> dict[str, float]:
@@ -286,26 +319,34 @@ def _to(task, dev):
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
-    streams = {d: load_stream(d, preset, ctx.data_dir) for d in preset.datasets}  # fails at once
-    metrics, matrices = Metrics(), {}
-    items: dict[str, dict[str, dict[int, list[float]]]] = {}  # stream -> arm -> seed -> scores
-    for name, stream in streams.items():
-        ctx.log.info("%s: %d tasks, %d classes, %d training examples", name, len(stream.tasks),
+    for d in preset.datasets:  # a missing paper dataset fails at once, before any unit
+        stream = load_stream(d, preset, ctx.data_dir)
+        ctx.log.info("%s: %d tasks, %d classes, %d training examples", d, len(stream.tasks),
                      stream.n_classes, sum(len(t.y_train) for t in stream.tasks))  # fmt: skip
+    del stream
+    metrics, matrices, displacement = Metrics(), {}, {}
+    items: dict[str, dict[str, dict[int, list[float]]]] = {}  # stream -> arm -> seed -> scores
+    # every (stream, seed) and the unified-loss check are independent units: each builds its
+    # stream, seeds itself and reads nothing from ctx, so the local pool or Ray gives the
+    # serial run's numbers. No timing is a claim here (train_seconds is a record), so nothing
+    # stays serial in the driver. -v2: units carry the cumulative refresh displacement.
+    first = preset.datasets[0]
+    jobs = {f"{name}/seed{seed}-v2": partial(measure_unit, name, preset, seed, ctx.device,
+                                             ctx.data_dir)
+            for name in preset.datasets for seed in ctx.seeds}  # fmt: skip
+    jobs["unified-check"] = partial(unified_check_unit, first, preset, ctx.seeds[0], ctx.data_dir)
+    done = ctx.cached_parallel(jobs, desc="stream x seed units")
+    for name in preset.datasets:
         for seed in ctx.seeds:
-            unit = ctx.cached(
-                f"{name}/seed{seed}",
-                lambda s=seed, st=stream: measure(st, preset, s, ctx.device, ctx.log),
-            )
+            unit = done[f"{name}/seed{seed}-v2"]
             metrics.update(seed, unit["values"])
             matrices.setdefault(name, []).append(unit["matrices"])
+            displacement.setdefault(name, {})[str(seed)] = unit["displacement"]
             for arm, scores in unit["items"].items():
                 items.setdefault(name, {}).setdefault(arm, {})[seed] = scores
-            ctx.save_partial(metrics)
-    first = streams[preset.datasets[0]]
-    check = ctx.cached("unified-check", lambda: unified_check(first, preset, ctx.seeds[0]))
-    metrics.update(ctx.seeds[0], check)
-    for name in streams:
+    ctx.save_partial(metrics)
+    metrics.update(ctx.seeds[0], done["unified-check"])
+    for name in preset.datasets:
         ctx.save_figure(
             plot_accuracy_matrices(matrices[name][0], name), f"{name}_accuracy_matrix.png"
         )
@@ -314,7 +355,8 @@ def run(ctx: RunContext) -> Report:
         )
     claims, premises = make_claims(metrics, preset, items)
     return Report(metrics, claims, make_checks(metrics, preset), premises=premises,
-                  extra={"accuracy_matrices_seed0": {n: m[0] for n, m in matrices.items()}})  # fmt: skip
+                  extra={"accuracy_matrices_seed0": {n: m[0] for n, m in matrices.items()},
+                         "cumulative_displacement": displacement})  # fmt: skip
 
 
 app = ExperimentApp.from_module(__name__)

@@ -80,14 +80,22 @@ def _replay(buffer: ReservoirBuffer, draws: tuple[str, ...], m: int) -> Replay |
     return rep
 
 
-def _unlearn(refresh: Refresh, net: nn.Module, x, y, loss_fn, ratios: list[float]) -> list[float]:
-    """One refresh step; returns the per-tensor |displacement| / |theta| of the run's first
-    step (``ratios`` once it is measured)."""
-    before = None if ratios else [p.detach().norm() for p in net.parameters()]
-    disp = refresh.unlearn(net, x, y, loss_fn)
-    if before is None:
-        return ratios
-    return [float(d.norm() / b) for d, b in zip(disp, before)]
+def _unlearn(refresh: Refresh, net: nn.Module, x, y, loss_fn, ratios: list[float],
+             cumulative: list[torch.Tensor]) -> list[float]:  # fmt: skip
+    """One refresh step. Adds each tensor's |displacement| / |theta| (theta before the step)
+    to ``cumulative`` (the path the refresh steps travel, per tensor, relative to its norm;
+    kept as tensors, so no device sync per step) and returns those of the run's first step
+    (``ratios`` once it is measured)."""
+    with torch.no_grad():
+        before = [p.detach().norm() for p in net.parameters()]
+        disp = refresh.unlearn(net, x, y, loss_fn)
+        # a tensor of norm 0 (a bias at initialisation) adds 0 rather than an infinite ratio
+        now = [torch.where(b > 0, d.norm() / b.clamp_min(1e-30), 0.0) for d, b in zip(disp, before)]
+        if not cumulative:
+            cumulative.extend(torch.zeros_like(q) for q in now)
+        for i, q in enumerate(now):
+            cumulative[i] += q
+    return ratios or [float(q) for q in now]
 
 
 def train_stream(
@@ -104,13 +112,15 @@ def train_stream(
     Returns the class-IL and task-IL accuracy matrices R[i, j] (test accuracy on task j
     after training task i, %), every test example's final class-IL score (``items_cil``,
     averaging to R[-1].mean()), the number of SGD steps and of refresh steps, the relative
-    norm of one refresh displacement per tensor (for the delta check) and the seconds."""
+    norm of one refresh displacement per tensor (for the delta check), the cumulative refresh
+    displacement per tensor (the sum over every refresh step of |step| / |theta|,
+    ``cumulative_displacement``) and the seconds."""
     order = np.random.default_rng(seed)  # batch order; the buffer has its own generator
     buffer = ReservoirBuffer(cfg.buffer_size, seed=seed + 1)
     aug_gen = torch.Generator().manual_seed(seed + 2)
     T = len(tasks)
     R_cil, R_til = np.zeros((T, T)), np.zeros((T, T))
-    steps, ratios, t0 = 0, [], time.perf_counter()
+    steps, ratios, cumulative, t0 = 0, [], [], time.perf_counter()
     net.train()
     for t, task in enumerate(tasks):
         opt = SGD(list(net.parameters()), cfg.momentum, cfg.weight_decay)  # fresh per task
@@ -127,14 +137,14 @@ def train_stream(
                 # official HEAD 7c90da5 (since 575e441): unlearn, then the method's step on the
                 # same batch; the first commit 2484f2a unlearned after the step
                 if refresh is not None and refresh.when == "before":
-                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios)
+                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios, cumulative)
                 out = net(x)
                 opt.step(
                     torch.autograd.grad(method.loss(net, x, y, replay, out=out), opt.params), lr
                 )
                 steps += 1
                 if refresh is not None and refresh.when == "after":
-                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios)
+                    ratios = _unlearn(refresh, net, x, y, loss_fn, ratios, cumulative)
                 if "logits" in method.draws or "labels" in method.draws:
                     buffer.add(raw, y, out.detach())
                 if on_step is not None:
@@ -150,5 +160,6 @@ def train_stream(
         "steps": steps,
         "refresh_steps": refresh.steps if refresh is not None else 0,
         "displacement_ratio": ratios,
+        "cumulative_displacement": [float(c) for c in cumulative],
         "seconds": time.perf_counter() - t0,
     }
