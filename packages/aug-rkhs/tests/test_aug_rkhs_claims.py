@@ -6,7 +6,7 @@ its fall with the mask rate are checks (they follow from the bigram P_X) that a 
 from types import SimpleNamespace
 
 import numpy as np
-from iclr24_aug_rkhs.claims import _kappa_checks, _mlm_sweet_spot, _sweet_spot
+from iclr24_aug_rkhs.claims import _kappa_checks, _kappa_log_linear, _mlm_sweet_spot, _sweet_spot
 
 from iclr24_common import Metrics
 
@@ -72,7 +72,8 @@ def test_mlm_sweet_spot_is_inconclusive_when_the_untrained_encoder_also_passes()
 TEXT = SimpleNamespace(text_alphas=(0.15, 0.5, 0.8), text_lengths=(4, 8, 16, 32))
 
 
-def _kappa_metrics(rise_at: tuple | None = None, flat: float | None = None) -> Metrics:
+def _kappa_metrics(rise_at: tuple | None = None, flat: float | None = None,
+                   r2: dict | None = None) -> Metrics:  # fmt: skip
     """log10 kappa^2 = rate(alpha) L + jitter on 3 seeds; ``rise_at`` = (L, alpha, seed) puts
     that point above the next rate's; ``flat`` replaces the lowest rate's per-token rate."""
     m = Metrics()
@@ -87,7 +88,8 @@ def _kappa_metrics(rise_at: tuple | None = None, flat: float | None = None) -> M
                 ys.append(y)
                 m.add(f"text/a{a:g}/L{n}/log10_kappa_sq", s, y)
             slope = np.polyfit(TEXT.text_lengths, ys, 1)[0]
-            m.update(s, {f"text/a{a:g}/slope": slope, f"text/a{a:g}/r2": 0.99,
+            m.update(s, {f"text/a{a:g}/slope": slope,
+                         f"text/a{a:g}/r2": (r2 or {}).get((a, s), 0.99),
                          f"text/a{a:g}/iid_slope": 2.5 * (1 - a)})  # fmt: skip
         m.add("text/vocab_size", s, 95.0)
     return m
@@ -108,3 +110,13 @@ def test_a_rise_with_the_rate_or_a_flat_kappa_fails_its_check():
     # a per-token rate that is not positive at the lowest rate
     flat = {c.id: c for c in _kappa_checks(_kappa_metrics(flat=-0.01), TEXT)}
     assert not flat["kappa-exponential-in-length"].holds
+
+
+def test_kappa_log_linearity_is_the_registered_per_seed_criterion():
+    # issue 50: R^2 >= 0.98 on every seed and rate (as registered at 800d7a7), an exact count
+    claim = _kappa_log_linear(_kappa_metrics(), TEXT)
+    assert claim.verdict == "holds" and claim.regime == "below" and "800d7a7" in claim.criterion
+    # one seed at one rate at 0.975: the mean - 2 SE of v3 would pass (mean ~0.987), the
+    # registered per-seed criterion fails
+    one = _kappa_log_linear(_kappa_metrics(r2={(0.5, 2): 0.975}), TEXT)
+    assert one.verdict == "fails" and "1 of 12" in one.measured

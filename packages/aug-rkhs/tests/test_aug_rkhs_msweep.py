@@ -95,13 +95,14 @@ PRESET = SimpleNamespace(msweep_rates=(0.8, 0.9), msweep_m=(100, 1000, 10_000, 1
                          msweep_delta=0.01, vocab_size=3, length=4, d=1)  # fmt: skip
 
 
-def _metrics(slopes: dict[float, list[float]], ratio: float = 1e-3) -> Metrics:
-    m = Metrics()
+def _metrics(slopes: dict[float, list[float]], ratio: float = 1e-3, m: Metrics | None = None,
+             group: str = "msweep", eigengap: float = 0.1) -> Metrics:  # fmt: skip
+    m = Metrics() if m is None else m
     for a, per_seed in slopes.items():
         for s, slope in enumerate(per_seed):
-            k = f"msweep/a{a:g}"
+            k = f"{group}/a{a:g}"
             m.update(s, {f"{k}/slope": slope, f"{k}/slope_all": slope, f"{k}/kappa_sq": 30.0,
-                         f"{k}/ceiling": 0.5})  # fmt: skip
+                         f"{k}/ceiling": 0.5, f"{k}/eigengap": eigengap})  # fmt: skip
             for mm in PRESET.msweep_m:
                 bound = 10.0 / np.sqrt(mm)
                 m.update(s, {f"{k}/m{mm}/bound": bound, f"{k}/m{mm}/trace_gap": ratio * bound})
@@ -135,7 +136,51 @@ def test_the_rate_claim_rests_on_the_bound_being_informative():
     (premise,) = make_premises(_metrics(short), PRESET)
     claim = _trace_gap_rate(_metrics(short), PRESET)
     apply_premises([claim], [premise])
-    assert premise.verdict == "fails" and "1 of 6" in premise.measured
+    assert premise.verdict == "fails" and "without a fitted slope: 1 of 6" in premise.measured
     assert claim.verdict == "inconclusive" and "bound-informative" in claim.premise
     no_sweep = SimpleNamespace(**{**vars(PRESET), "msweep_rates": ()})
     assert make_premises(_metrics(fast), no_sweep) == []
+
+
+GAPFREE = SimpleNamespace(**{**vars(PRESET), "msweep_gapfree_d": 2})
+FAST = {0.8: [-1.0, -0.97, -1.02], 0.9: [-0.99, -1.01, -1.0]}
+
+
+def _both(gapped, gapfree, eigengap: float = 0.0, ratio: float = 1e-3) -> Metrics:
+    m = _metrics(gapped, ratio)
+    return _metrics(gapfree, ratio, m, "msweep_gapfree", eigengap)
+
+
+def test_gap_free_case_holds_only_when_its_trace_gap_decays_too():
+    # issue 50: the claim also needs the case Theorem 2 is about (lambda_d = lambda_{d+1})
+    claim = _trace_gap_rate(_both(FAST, FAST), GAPFREE)
+    assert claim.verdict == "holds" and len(claim.test.parts) == 4
+    assert claim.rests_on == ("bound-informative", "no-eigengap")
+    assert "gap-free, d = 2" in claim.measured
+    # the gapped case decays, the gap-free one is stuck: the claim fails
+    stuck = {0.8: [-0.1, -0.12, -0.09], 0.9: [-0.99, -1.01, -1.0]}
+    assert _trace_gap_rate(_both(FAST, stuck), GAPFREE).verdict == "fails"
+    # without the gap-free case configured, only the gapped parts are tested (as before)
+    assert len(_trace_gap_rate(_both(FAST, stuck), PRESET).test.parts) == 2
+    assert not _trace_gap_sample_bound(_both(FAST, FAST, ratio=1.5), GAPFREE).holds
+
+
+def test_no_eigengap_premise_holds_on_a_degenerate_block_and_fails_on_a_gap():
+    premises = {p.id: p for p in make_premises(_both(FAST, FAST, eigengap=1e-16), GAPFREE)}
+    assert premises["no-eigengap"].verdict == "holds"
+    claim = _trace_gap_rate(_both(FAST, FAST, eigengap=1e-16), GAPFREE)
+    apply_premises([claim], list(premises.values()))
+    assert claim.verdict == "holds"
+    # a "gap-free" case that has a gap: the premise fails and the claim is inconclusive
+    premises = {p.id: p for p in make_premises(_both(FAST, FAST, eigengap=0.05), GAPFREE)}
+    assert premises["no-eigengap"].verdict == "fails"
+    claim = _trace_gap_rate(_both(FAST, FAST, eigengap=0.05), GAPFREE)
+    apply_premises([claim], list(premises.values()))
+    assert claim.verdict == "inconclusive" and "no-eigengap" in claim.premise
+
+
+def test_two_topic_space_has_a_degenerate_block_at_d_2(space):
+    # the premise's construction: lambda_2 = lambda_3 = 1 - alpha exactly, lambda_1 isolated
+    lam = mask_augmentation(space.p_x, V, L, 0.9).spectrum.eigenvalues
+    assert abs(lam[2] - lam[3]) < 1e-9 and lam[1] - lam[2] > 0.05
+    assert abs(lam[2] - 0.1) < 1e-9

@@ -77,6 +77,29 @@ MLM_PAPER = ("masked language modelling of real text: wikipedia-simple with word
              "downstream tasks (the paper's sizes and tasks not retrieved)")  # fmt: skip
 
 
+R2_MIN = 0.98
+"""kappa's log-linearity in L: the linear fit of log kappa^2 in L explains >= 98 % of its
+variance on every seed and rate (the package's criterion, registered per seed with the first
+implementation at 800d7a7, before any run: ``r2 >= 0.98`` on the smallest R^2; loosened to
+mean - 2 SE at 75eac5c after a seed fell below it, restored here per seed, issue 50)."""
+R2_SOURCE = ("R^2 >= 0.98 on every seed and rate, ours: the package's linearity criterion, "
+             "registered per seed with its first implementation (800d7a7) before any run; the "
+             "paper states no number; the v3 loosening to mean - 2 SE, made after a seed "
+             "failed, is undone")  # fmt: skip
+
+MSWEEP_GAPFREE = "msweep_gapfree"
+"""Metric group of the m sweep's gap-free case (the gapped case: ``msweep``)."""
+GAP_TOL = 1e-9
+"""An eigen-gap below this is zero (the block's eigenvalues agree to rounding, ~1e-15)."""
+
+
+def msweep_cases(preset) -> list[tuple[str, int]]:
+    """The m sweep's cases, (metric group, encoder dimension d): the gapped one at ``d`` and,
+    unless ``msweep_gapfree_d`` is 0 (or absent), the gap-free one."""
+    gapfree = getattr(preset, "msweep_gapfree_d", 0)
+    return [("msweep", preset.d)] + ([(MSWEEP_GAPFREE, gapfree)] if gapfree else [])
+
+
 def _key(alpha: float) -> str:
     return f"a{alpha:g}"
 
@@ -99,6 +122,7 @@ def _worst(errors: np.ndarray, bounds: np.ndarray) -> tuple[int, int]:
 
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     return [
+        _kappa_log_linear(metrics, preset),
         _sweet_spot(metrics, preset),
         *([_trace_gap_rate(metrics, preset)] if preset.msweep_rates else []),
         *([_mlm_sweet_spot(metrics, preset)] if preset.mlm_rates else []),
@@ -106,39 +130,70 @@ def make_claims(metrics: Metrics, preset) -> list[Claim]:
 
 
 def make_premises(metrics: Metrics, preset) -> list[Premise]:
-    return [_bound_informative(metrics, preset)] if preset.msweep_rates else []
+    if not preset.msweep_rates:
+        return []
+    gapfree = [_no_eigengap(metrics, preset)] if len(msweep_cases(preset)) > 1 else []
+    return [_bound_informative(metrics, preset), *gapfree]
 
 
-def _fitted_m(metrics: Metrics, preset, alpha: float) -> list[int]:
+def _no_eigengap(metrics: Metrics, preset) -> Premise:
+    """The gap-free case has no eigen-gap: lambda_d - lambda_{d+1} = 0 at every rate."""
+    group, d = msweep_cases(preset)[1]
+    gaps = {a: metrics.by_seed(f"{group}/{_key(a)}/eigengap") for a in preset.msweep_rates}
+    seeds = sorted(set.intersection(*(set(g) for g in gaps.values())))
+    count = {s: float(sum(abs(gaps[a][s]) > GAP_TOL for a in gaps)) for s in seeds}
+    gapped = metrics.by_seed(f"msweep/{_key(preset.msweep_rates[0])}/eigengap")
+    return Premise(
+        id="no-eigengap",
+        statement=f"The m sweep's gap-free case (d = {d}) has no eigen-gap: lambda_d = "
+        "lambda_{d+1} at every rate, so its top-d eigenspace is not unique and a classical "
+        "(Davis-Kahan) subspace bound says nothing",
+        paper="not a statement of the paper: the precondition of testing Theorem 2 in the "
+        "case it is about (no eigen-gap assumed)",
+        measured="lambda_d - lambda_{d+1} by rate: "
+        + ", ".join(f"{a:g}: {max(abs(v) for v in g.values()):.1e}" for a, g in gaps.items())
+        + (f" (the gapped case, d = {preset.d}: {np.mean(list(gapped.values())):.3g} at "
+           f"{preset.msweep_rates[0]:g})" if gapped else ""),
+        criterion=f"rates with |lambda_d - lambda_{{d+1}}| > {GAP_TOL:g}: none",
+        test=none_of(count),
+    )  # fmt: skip
+
+
+def _fitted_m(metrics: Metrics, preset, alpha: float, group: str = "msweep") -> list[int]:
     """The sizes m of the sweep where the a-priori bound is below lambda_1 + .. + lambda_d
     (the largest trace gap possible): where it predicts a decay."""
-    k = f"msweep/{_key(alpha)}"
+    k = f"{group}/{_key(alpha)}"
     return [m for m in preset.msweep_m
             if metrics.mean(f"{k}/m{m}/bound") < metrics.mean(f"{k}/ceiling")]  # fmt: skip
 
 
 def _bound_informative(metrics: Metrics, preset) -> Premise:
-    rates = preset.msweep_rates
-    slope = {a: metrics.by_seed(f"msweep/{_key(a)}/slope") for a in rates}
+    rates, cases = preset.msweep_rates, msweep_cases(preset)
+    slope = {(g, a): metrics.by_seed(f"{g}/{_key(a)}/slope") for g, _ in cases for a in rates}
     seeds = sorted(set.intersection(*(set(s) for s in slope.values())))
     # a slope is fitted only over >= 3 such m with a positive trace gap (else NaN)
-    unfitted = {s: sum(bool(np.isnan(slope[a][s])) for a in rates) for s in seeds}
-    fitted = {a: _fitted_m(metrics, preset, a) for a in rates}
+    unfitted = {s: sum(bool(np.isnan(v[s])) for v in slope.values()) for s in seeds}
+    parts = []
+    for g, d in cases:
+        fitted = {a: _fitted_m(metrics, preset, a, g) for a in rates}
+        parts.append(
+            f"d = {d}{' (gap-free)' if g != 'msweep' else ''}: "
+            + ", ".join(f"{a:g}: {len(f)} of {len(preset.msweep_m)}" for a, f in fitted.items())
+        )
     return Premise(
         id="bound-informative",
-        statement="At every rate of the m sweep, the a-priori trace-gap bound is informative "
-        "(below lambda_1 + .. + lambda_d, the largest trace gap possible) at >= 3 sizes m with "
-        "a positive measured trace gap, so that the slope is fitted where the bound predicts a "
-        "decay",
+        statement="At every rate of the m sweep (each case: gapped and gap-free), the a-priori "
+        "trace-gap bound is informative (below lambda_1 + .. + lambda_d, the largest trace gap "
+        "possible) at >= 3 sizes m with a positive measured trace gap, so that the slope is "
+        "fitted where the bound predicts a decay",
         paper="not a statement of the paper: the precondition of measuring Theorem 2's "
         "dependence on m (the sizes m and the rates are ours)",
-        measured="informative m by rate: "
-        + ", ".join(f"{a:g}: {len(f)} of {len(preset.msweep_m)}" for a, f in fitted.items())
-        + f"; (rate, seed) pairs without a fitted slope: {sum(unfitted.values())} of "
-        f"{len(rates) * len(seeds)}",
-        criterion="(rate, seed) pairs with fewer than 3 such m: none",
+        measured="informative m by rate, " + "; ".join(parts)
+        + f"; (case, rate, seed) without a fitted slope: {sum(unfitted.values())} of "
+        f"{len(slope) * len(seeds)}",
+        criterion="(case, rate, seed) with fewer than 3 such m: none",
         test=none_of(unfitted),
-    )
+    )  # fmt: skip
 
 
 def _decomposition(metrics: Metrics, preset) -> Check:
@@ -291,6 +346,37 @@ def _kappa_checks(metrics: Metrics, preset) -> list[Check]:
     ]
 
 
+def _kappa_log_linear(metrics: Metrics, preset) -> Claim:
+    """log kappa^2 is a straight line in L (R^2 >= R2_MIN on every seed and rate): the
+    measured half of "kappa grows exponentially in L" that the construction does not give
+    (the check kappa-exponential-in-length proves two bounding lines, not one)."""
+    alphas, lengths = preset.text_alphas, preset.text_lengths
+    r2 = {a: metrics.by_seed(f"text/{_key(a)}/r2") for a in alphas}
+    seeds = sorted(set.intersection(*(set(v) for v in r2.values())))
+    below = {s: float(sum(r2[a][s] < R2_MIN for a in alphas)) for s in seeds}
+    rows = ", ".join(f"{a:g}: {min(r2[a].values()):.4f}..{max(r2[a].values()):.4f}"
+                     for a in alphas)  # fmt: skip
+    return Claim(
+        id="kappa-log-linear-in-length",
+        statement="kappa of [MASK] replacement grows exponentially in the sequence length at "
+        f"a constant rate: log kappa^2 is a straight line in L (R^2 of the linear fit >= "
+        f"{R2_MIN:g} on every seed and rate)",
+        paper="the paper's analysis of masking: kappa grows exponentially in the sequence "
+        f"length (the paper's own numbers not retrieved; {SEARCHED})",
+        measured=f"R^2 of log10 kappa^2 vs L (smallest..largest over seeds) by rate: {rows}; "
+        f"(seed, rate) pairs below {R2_MIN:g}: {int(sum(below.values()))} of "
+        f"{len(seeds) * len(alphas)}. Setting: {metrics.mean('text/vocab_size'):.0f}-character "
+        f"text of pydoc_data.topics, P_X its bigram chain, L {min(lengths)}-{max(lengths)}",
+        criterion=f"exact count of (seed, rate) pairs whose R^2 is below {R2_MIN:g} ("
+        f"{R2_SOURCE})",
+        test=none_of(below),
+        regime="below",
+        needs=f"{MLM_PAPER}; ours a 95-character bigram chain fitted to pydoc_data.topics, "
+        f"windows of {min(lengths)}-{max(lengths)} characters",
+        test_set="none",
+    )  # fmt: skip
+
+
 def _sweet_spot(metrics: Metrics, preset) -> Claim:
     alphas = preset.alphas
     errors = _per_rate(metrics, "finite", "error", alphas)
@@ -335,58 +421,69 @@ def _sweet_spot(metrics: Metrics, preset) -> Claim:
 
 
 def _trace_gap_rate(metrics: Metrics, preset) -> Claim:
-    rates, top = preset.msweep_rates, -0.5 + RATE_TOL
-    slope = {a: metrics.by_seed(f"msweep/{_key(a)}/slope") for a in rates}
-    parts = []
-    for a in rates:
-        k, fit = f"msweep/{_key(a)}", _fitted_m(metrics, preset, a)
-        span = f"m {fit[0]:.2g}..{fit[-1]:.2g}" if fit else "no m"
-        parts.append(f"alpha={a:g} (kappa^2 {metrics.mean(f'{k}/kappa_sq'):.3g}, bound "
-                     f"non-vacuous at {span}): slope {metrics.fmt(f'{k}/slope', 3)} (over every "
-                     f"m: {metrics.fmt(f'{k}/slope_all', 3)})")  # fmt: skip
+    rates, top, cases = preset.msweep_rates, -0.5 + RATE_TOL, msweep_cases(preset)
+    tests, text = [], []
+    for group, d in cases:
+        slope = {a: metrics.by_seed(f"{group}/{_key(a)}/slope") for a in rates}
+        tests += [threshold(slope[a], threshold=top, higher_is_better=False, source=RATE_SOURCE)
+                  for a in rates]  # fmt: skip
+        parts = []
+        for a in rates:
+            k, fit = f"{group}/{_key(a)}", _fitted_m(metrics, preset, a, group)
+            span = f"m {fit[0]:.2g}..{fit[-1]:.2g}" if fit else "no m"
+            gap = (f", eigen-gap {metrics.mean(f'{k}/eigengap'):.2g}"
+                   if f"{k}/eigengap" in metrics else "")  # fmt: skip
+            parts.append(f"alpha={a:g} (kappa^2 {metrics.mean(f'{k}/kappa_sq'):.3g}{gap}, bound "
+                         f"non-vacuous at {span}): slope {metrics.fmt(f'{k}/slope', 3)} (over "
+                         f"every m: {metrics.fmt(f'{k}/slope_all', 3)})")  # fmt: skip
+        name = (f"gapped, d = {d} (lambda_1 isolated)" if group == "msweep"
+                else f"gap-free, d = {d} (lambda_d = lambda_{{d+1}}: premise no-eigengap)")  # fmt: skip
+        text.append(f"{name}: " + "; ".join(parts))
+    gapfree = len(cases) > 1
     return Claim(
         id="trace-gap-decays-in-m",
         statement="The trace gap of the encoder learned from m pretraining inputs decays in m "
         f"about as fast as its a-priori bound, m^-1/2, or faster (a log-log slope below "
         f"-1/2 + {RATE_TOL:g}; Theorem 2's dependence on m, in the bound derived in "
-        "bounds.trace_gap_sample_bound)",
+        "bounds.trace_gap_sample_bound)"
+        + (", with an eigen-gap and without one (the case Theorem 2 is about: the top-d "
+           "eigenspace is not unique)" if gapfree else ""),
         paper="Theorem 2: the encoder estimated from finite pretraining samples approximates "
         "the top-d eigenspace, with no eigen-gap needed (its statement and constants not "
         f"retrieved, {SEARCHED})",
         measured="per-seed slope of log tau vs log m (kernel PCA of the exact kernel, one "
         "multinomial draw per m, m = "
         f"{min(preset.msweep_m):.2g}..{max(preset.msweep_m):.2g}), fitted where the bound is "
-        "non-vacuous: " + "; ".join(parts) + f". Setting: ours (V={preset.vocab_size}, "
-        f"L={preset.length}, d={preset.d})",
-        criterion=f"at every rate: the per-seed slope, fitted over the m where the bound is "
-        f"below lambda_1 + .. + lambda_d (where it predicts a decay; at least 3 such m: premise "
-        f"bound-informative), below -1/2 + {RATE_TOL:g} = {top:g}",
-        test=all_of(
-            *(
-                threshold(slope[a], threshold=top, higher_is_better=False, source=RATE_SOURCE)
-                for a in rates
-            )
-        ),
+        "non-vacuous. " + ". ".join(text) + f". Setting: ours (V={preset.vocab_size}, "
+        f"L={preset.length})",
+        criterion=f"in each case ({', '.join(f'd = {d}' for _, d in cases)}) and at every "
+        "rate: the per-seed slope, fitted over the m where the bound is below lambda_1 + .. + "
+        "lambda_d (where it predicts a decay; at least 3 such m: premise bound-informative), "
+        f"below -1/2 + {RATE_TOL:g} = {top:g}",
+        test=all_of(*tests),
         regime="paper",
         test_set="none",
-        rests_on=("bound-informative",),
-    )
+        rests_on=("bound-informative",) + (("no-eigengap",) if gapfree else ()),
+    )  # fmt: skip
 
 
 def _trace_gap_sample_bound(metrics: Metrics, preset) -> Check:
-    rates, ms = preset.msweep_rates, preset.msweep_m
+    ms, cases = preset.msweep_m, msweep_cases(preset)
+    rates = [(g, d, a) for g, d in cases for a in preset.msweep_rates]  # every (case, rate)
     tau = np.array(
-        [[metrics.values(f"msweep/{_key(a)}/m{m}/trace_gap") for m in ms] for a in rates]
-    )  # (rates, m, seeds) fmt: skip
-    bound = np.array([[metrics.mean(f"msweep/{_key(a)}/m{m}/bound") for m in ms] for a in rates])
+        [[metrics.values(f"{g}/{_key(a)}/m{m}/trace_gap") for m in ms] for g, _, a in rates]
+    )  # (case x rate, m, seeds) fmt: skip
+    bound = np.array([[metrics.mean(f"{g}/{_key(a)}/m{m}/bound") for m in ms]
+                      for g, _, a in rates])  # fmt: skip
     ratio = tau / bound[:, :, None]
     i, j, s = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     check = bound_check(
         id="trace-gap-sample-bound",
         statement="The trace gap of the kernel-PCA encoder learned from m pretraining inputs is "
         "at most sqrt(2d) kappa^2 (1 + sqrt(2 log(1/delta))) / sqrt(m) (with probability "
-        f">= 1 - delta, delta = {preset.msweep_delta:g} shared by all {ratio.size} (rate, m, "
-        f"seed) cells); shown where tau / bound is largest (alpha={rates[i]:g}, m={ms[j]:.2g})",
+        f">= 1 - delta, delta = {preset.msweep_delta:g} shared by all {ratio.size} (case, rate, m, "
+        f"seed) cells); shown where tau / bound is largest (d = {rates[i][1]}, "
+        f"alpha={rates[i][2]:g}, m={ms[j]:.2g})",
         paper="Theorem 2's a-priori dependence on m; its statement and constants not retrieved "
         f"({SEARCHED}): this bound is derived here (bounds.py)",
         measured=float(tau[i, j, s]),
@@ -397,10 +494,10 @@ def _trace_gap_sample_bound(metrics: Metrics, preset) -> Check:
         "docstring); it can fail only with probability <= delta over the draws",
         what="trace gap",
     )
-    check.measured += "; largest tau / bound by rate: " + ", ".join(
-        f"{a:g}: {r:.2g}" for a, r in zip(rates, ratio.max(axis=(1, 2)))
+    check.measured += "; largest tau / bound by (d, rate): " + ", ".join(
+        f"({d}, {a:g}): {r:.2g}" for (_, d, a), r in zip(rates, ratio.max(axis=(1, 2)))
     )
-    check.criterion = "trace gap <= bound at every rate, m and seed"
+    check.criterion = "trace gap <= bound in every case (gapped, gap-free), rate, m and seed"
     check.holds = bool(np.all(ratio <= 1))
     return check
 

@@ -21,6 +21,7 @@ Two parts.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from dataclasses import dataclass
 
@@ -34,7 +35,6 @@ from iclr24_common import (
     RunContext,
     UsageError,
     preset_option,
-    progress,
 )
 
 from .aug_rkhs import (
@@ -52,7 +52,7 @@ from .aug_rkhs import (
     ridge_probe,
 )
 from .bounds import finite_sample_error_bound, probe_error_bound, trace_gap_sample_bound
-from .claims import make_checks, make_claims, make_premises
+from .claims import make_checks, make_claims, make_premises, msweep_cases
 from .data import Corpus, MarkovChain, load_corpus, load_pydoc_topics, topic_mixture, topic_target
 from .figures import plot_errors, plot_kappa, plot_mlm, plot_spectra
 
@@ -110,7 +110,16 @@ class Preset:
     draw of the inputs' counts, so a large m costs nothing)."""
     msweep_delta: float = 0.01
     """Failure probability of the a-priori trace-gap bound, shared (union bound) by every
-    (rate, m, seed) of the sweep."""
+    (case, rate, m, seed) of the sweep."""
+    msweep_gapfree_d: int = 2
+    """Encoder dimension of the sweep's gap-free case (0: not run), the case Theorem 2 is
+    about (issue 50): on the two-topic space lambda_2 = .. = lambda_8 = 1 - alpha (a
+    degenerate block), so at d = 2 the eigen-gap lambda_d - lambda_{d+1} is exactly 0 and the
+    top-d eigenspace is not unique; the trace gap is still defined (premise no-eigengap checks
+    the gap is 0). The gapped case is ``d`` (lambda_1 isolated)."""
+    workers: int | None = 2
+    """Processes for the units on the local executor (``--workers`` overrides; None: one per
+    thread). Measured on the default under the CPU lock (2026-12-05): see the README."""
     low_rate: float = 0.1
     """The weak augmentation compared with the best rate (the sweet-spot claim)."""
     sweet_factor: float = 2.0
@@ -201,6 +210,10 @@ class Preset:
             raise ValueError("msweep_rates must be in (0, 1) and msweep_delta in (0, 1)")
         if len(self.msweep_m) < 3 or min(self.msweep_m) < 1:
             raise ValueError("msweep_m needs at least 3 sample sizes >= 1")
+        if not 0 <= self.msweep_gapfree_d < min(self.n_pretrain, self.vocab_size**self.length - 1):
+            raise ValueError("msweep_gapfree_d must be >= 0 (0: off) and below the inputs")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1 (or None: one per thread)")
         if self.mlm_hidden % self.mlm_heads:
             raise ValueError("mlm_hidden must be a multiple of mlm_heads")
         if self.mlm_device not in ("auto", "cpu", "cuda"):
@@ -348,37 +361,44 @@ def measure_rate(preset: Preset, alpha: float, n_top: int = 40):
     return out, lam[:n_top].tolist()
 
 
-def measure_msweep(preset: Preset, alpha: float) -> dict[int, dict[str, float]]:
-    """The trace gap of the kernel-PCA encoder against the number m of pretraining inputs, and
-    the a-priori bound ``trace_gap_sample_bound`` at each m. Per seed, one multinomial draw of
-    the counts per m; the slope of log tau against log m is fitted over the m where the bound
-    is non-vacuous (below lambda_1 + .. + lambda_d, the largest trace gap possible): there it
-    predicts a decay at least as fast as m^-1/2. -> {seed: metrics}"""
+def measure_msweep(preset: Preset, alpha: float, group: str = "msweep",
+                   d: int | None = None) -> dict[int, dict[str, float]]:  # fmt: skip
+    """The trace gap of the kernel-PCA encoder of dimension ``d`` (default ``preset.d``)
+    against the number m of pretraining inputs, and the a-priori bound
+    ``trace_gap_sample_bound`` at each m. Per seed, one multinomial draw of the counts per m;
+    the slope of log tau against log m is fitted over the m where the bound is non-vacuous
+    (below lambda_1 + .. + lambda_d, the largest trace gap possible): there it predicts a
+    decay at least as fast as m^-1/2. Metrics under ``group``/a<alpha>/. -> {seed: metrics}"""
+    d = preset.d if d is None else d
     space = topic_mixture(preset.vocab_size, preset.length, preset.stay)
     aug = mask_augmentation(space.p_x, preset.vocab_size, preset.length, alpha)
     lam, kappa_sq, key = aug.spectrum.eigenvalues, aug.kappa() ** 2, rate_key(alpha)
-    cells = len(preset.msweep_rates) * len(preset.msweep_m) * len(preset.seeds)
-    bounds = np.array([trace_gap_sample_bound(kappa_sq, m, preset.d, preset.msweep_delta / cells)
+    cases = len(msweep_cases(preset))
+    cells = cases * len(preset.msweep_rates) * len(preset.msweep_m) * len(preset.seeds)
+    bounds = np.array([trace_gap_sample_bound(kappa_sq, m, d, preset.msweep_delta / cells)
                        for m in preset.msweep_m])  # fmt: skip
-    ceiling = float(lam[1 : preset.d + 1].sum())
+    ceiling = float(lam[1 : d + 1].sum())
     fit = bounds < ceiling
     out = {}
     for seed in preset.seeds:
-        rng = np.random.default_rng([seed, 30, round(alpha * 1e6)])
-        taus = np.array([kernel_pca_encoder_counts(aug, rng.multinomial(m, space.p_x), preset.d)[1]
+        # the gapped case keeps its draws of every earlier run; the gap-free one its own
+        tag = [seed, 30, round(alpha * 1e6)] + ([] if group == "msweep" else [d])
+        rng = np.random.default_rng(tag)
+        taus = np.array([kernel_pca_encoder_counts(aug, rng.multinomial(m, space.p_x), d)[1]
                          for m in preset.msweep_m])  # fmt: skip
-        row = {f"msweep/{key}/kappa_sq": kappa_sq, f"msweep/{key}/ceiling": ceiling,
-               f"msweep/{key}/n_fit": float(fit.sum()),
-               f"msweep/{key}/bound_ratio_max": float(np.max(taus / bounds))}  # fmt: skip
+        k = f"{group}/{key}"
+        row = {f"{k}/kappa_sq": kappa_sq, f"{k}/ceiling": ceiling,
+               f"{k}/eigengap": float(lam[d] - lam[d + 1]), f"{k}/n_fit": float(fit.sum()),
+               f"{k}/bound_ratio_max": float(np.max(taus / bounds))}  # fmt: skip
         for m, tau, b in zip(preset.msweep_m, taus, bounds, strict=True):
-            row[f"msweep/{key}/m{m}/trace_gap"] = float(tau)
-            row[f"msweep/{key}/m{m}/bound"] = float(b)
+            row[f"{k}/m{m}/trace_gap"] = float(tau)
+            row[f"{k}/m{m}/bound"] = float(b)
         ok = fit & (taus > 0)
-        row[f"msweep/{key}/slope"] = (  # fewer than 3 points: no slope (the claim: inconclusive)
+        row[f"{k}/slope"] = (  # fewer than 3 points: no slope (the claim: inconclusive)
             float(np.polyfit(np.log(np.array(preset.msweep_m)[ok]), np.log(taus[ok]), 1)[0])
             if ok.sum() >= 3 else float("nan")
         )  # fmt: skip
-        row[f"msweep/{key}/slope_all"] = float(
+        row[f"{k}/slope_all"] = float(
             np.polyfit(np.log(preset.msweep_m), np.log(np.maximum(taus, 1e-300)), 1)[0]
         )
         out[seed] = row
@@ -482,38 +502,82 @@ def chain_log_marginal(chain: MarkovChain):
 
 
 # ------------------------------------------------------------------ run
+def corpus_of(preset: Preset, data_dir) -> Corpus:
+    """The text: CPython's bundled pydoc topics, or <data_dir>/aug-rkhs/corpus.txt."""
+    return load_corpus(data_dir) if preset.corpus == "file" else load_pydoc_topics()
+
+
+def text_unit(preset: Preset, data_dir, seed: int) -> dict[str, float]:
+    """One seed of the text part, reading the corpus itself (a unit of the executor)."""
+    return measure_text(preset, corpus_of(preset, data_dir), seed)
+
+
+def mlm_unit(preset: Preset, data_dir, alpha: float | None, seed: int, device: str) -> dict:
+    """One masked-LM unit: the references (``alpha`` None) or one rate, for one seed."""
+    from . import mlm
+
+    corpus = corpus_of(preset, data_dir)
+    if alpha is None:
+        return mlm.measure_mlm_references(preset, corpus, seed, device)
+    return mlm.measure_mlm_rate(preset, corpus, alpha, seed, device)
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
-    corpus = load_corpus(ctx.data_dir) if preset.corpus == "file" else load_pydoc_topics()
-    ctx.log.info(
+    corpus = corpus_of(preset, ctx.data_dir)  # here: its size for the log, and a missing
+    ctx.log.info(  # file stops the run before any unit starts
         "finite space: V=%d, L=%d (%d inputs); text: %s (%d characters, %d tokens)",
         preset.vocab_size, preset.length, preset.vocab_size**preset.length,
         corpus.source, len(corpus.tokens), corpus.vocab_size,
     )  # fmt: skip
-    metrics, eigenvalues = Metrics(), {}
     seeds_tag = "-".join(map(str, preset.seeds))  # a rate unit holds every seed's row
-    for alpha in progress(preset.alphas, desc="mask rates"):
-        unit = f"rate{alpha:g}_seeds{seeds_tag}"
-        rows, top = ctx.cached(unit, lambda a=alpha: measure_rate(preset, a))
+
+    # every unit is independent (each builds its space or reads its corpus from the data
+    # path, seeds itself and reads nothing from ctx), so the pool (or Ray) gives the serial
+    # run's numbers; no timing is a claim, nothing stays serial in the driver. The slowest
+    # first: the gap-free m sweep, the m sweep, the text seeds, the rates.
+    def msweep_key(group: str, d: int, alpha: float) -> str:
+        return (f"msweep/rate{alpha:g}_seeds{seeds_tag}" if group == "msweep"
+                else f"{group}/d{d}/rate{alpha:g}_seeds{seeds_tag}")  # fmt: skip
+
+    jobs = {msweep_key(group, d, alpha): functools.partial(measure_msweep, preset, alpha, group, d)
+            for group, d in reversed(msweep_cases(preset)) for alpha in preset.msweep_rates}  # fmt: skip
+    for seed in ctx.seeds:
+        jobs[f"text/seed{seed}"] = functools.partial(text_unit, preset, ctx.data_dir, seed)
+    for alpha in preset.alphas:
+        jobs[f"rate{alpha:g}_seeds{seeds_tag}"] = functools.partial(measure_rate, preset, alpha)
+    jobs["closed_forms"] = functools.partial(closed_form_checks, preset)
+    if preset.mlm_rates:
+        device = mlm_device(preset)
+        ctx.log.info("masked LM on %s: %d rates x %d seeds, %d steps each (%s)", corpus.source,
+                     len(preset.mlm_rates), len(ctx.seeds), preset.mlm_steps, device)  # fmt: skip
+        mlm_jobs = {f"mlm/a{alpha:g}/seed{seed}": (alpha, seed)
+                    for alpha in preset.mlm_rates for seed in ctx.seeds}  # fmt: skip
+        mlm_jobs |= {f"mlm/references/seed{seed}": (None, seed) for seed in ctx.seeds}
+        jobs = {key: functools.partial(mlm_unit, preset, ctx.data_dir, a, s, device)
+                for key, (a, s) in mlm_jobs.items()} | jobs  # fmt: skip
+    units = ctx.cached_parallel(jobs, desc="units")
+    metrics, eigenvalues = Metrics(), {}
+    for alpha in preset.alphas:  # the metrics in the serial run's order
+        rows, top = units[f"rate{alpha:g}_seeds{seeds_tag}"]
         for seed, row in rows.items():
             metrics.update(seed, row)
         eigenvalues[rate_key(alpha)] = top
-        ctx.save_partial(metrics)
-    for alpha in progress(preset.msweep_rates, desc="trace gap vs m"):
-        rows = ctx.cached(f"msweep/rate{alpha:g}_seeds{seeds_tag}",
-                          lambda a=alpha: measure_msweep(preset, a))  # fmt: skip
-        for seed, row in rows.items():
-            metrics.update(seed, row)
-    closed = ctx.cached("closed_forms", lambda: closed_form_checks(preset))
+    for group, d in msweep_cases(preset):
+        for alpha in preset.msweep_rates:
+            for seed, row in units[msweep_key(group, d, alpha)].items():
+                metrics.update(seed, row)
     for seed in ctx.seeds:
-        metrics.update(seed, closed)
-    ctx.log.info("kappa on text")
-    for seed in progress(ctx.seeds, desc="text seeds"):
-        metrics.update(
-            seed, ctx.cached(f"text/seed{seed}", lambda s=seed: measure_text(preset, corpus, s))
-        )
+        metrics.update(seed, units["closed_forms"])
+    for seed in ctx.seeds:
+        metrics.update(seed, units[f"text/seed{seed}"])
     if preset.mlm_rates:
-        run_mlm(ctx, corpus, metrics)
+        for seed in ctx.seeds:
+            metrics.update(seed, units[f"mlm/references/seed{seed}"])
+        for alpha in preset.mlm_rates:
+            for seed in ctx.seeds:
+                metrics.update(seed, units[f"mlm/a{alpha:g}/seed{seed}"])
+    ctx.save_partial(metrics)
     ctx.save_figure(plot_errors(metrics, preset), "error_vs_mask_rate.png")
     ctx.save_figure(plot_spectra(eigenvalues, preset), "spectrum.png")
     ctx.save_figure(plot_kappa(metrics, preset), "kappa_vs_length.png")
@@ -528,35 +592,23 @@ def run(ctx: RunContext) -> Report:
     )
 
 
-def run_mlm(ctx: RunContext, corpus: Corpus, metrics: Metrics) -> None:
-    """Part (c): masked-LM pretraining per rate and seed, then the linear probe (mlm.py)."""
+def mlm_device(preset: Preset) -> str:
+    """The masked-LM part's device; a missing extra or CUDA is one line (exit 2)."""
     try:
         import torch
 
-        from . import mlm
+        from . import mlm  # noqa: F401
     except ImportError as e:
         raise UsageError(
             f"mlm_rates needs the mlm extra (torch, transformers): pip install "
             f"'iclr24-aug-rkhs[mlm]' ({e})"
         ) from e
-    preset = ctx.preset
     device = preset.mlm_device
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     elif device == "cuda" and not torch.cuda.is_available():
         raise UsageError("mlm_device=cuda but no CUDA device is available")
-    ctx.log.info("masked LM on %s: %d rates x %d seeds, %d steps each (%s)",
-                 corpus.source, len(preset.mlm_rates), len(ctx.seeds), preset.mlm_steps, device)  # fmt: skip
-    for seed in ctx.seeds:
-        metrics.update(seed, ctx.cached(
-            f"mlm/references/seed{seed}",
-            lambda s=seed: mlm.measure_mlm_references(preset, corpus, s, device)))  # fmt: skip
-    jobs = [(alpha, seed) for alpha in preset.mlm_rates for seed in ctx.seeds]
-    for alpha, seed in progress(jobs, desc="masked LM (rate, seed)"):
-        metrics.update(seed, ctx.cached(
-            f"mlm/a{alpha:g}/seed{seed}",
-            lambda a=alpha, s=seed: mlm.measure_mlm_rate(preset, corpus, a, s, device)))  # fmt: skip
-        ctx.save_partial(metrics)
+    return device
 
 
 app = ExperimentApp.from_module(__name__)
