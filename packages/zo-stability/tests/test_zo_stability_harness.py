@@ -6,7 +6,13 @@ import pytest
 import torch
 from iclr24_zo_stability import Estimator
 from iclr24_zo_stability.data import breast_cancer, digits, make_least_squares, make_logistic
-from iclr24_zo_stability.problems import Problem, hessian_norms, per_example_grads
+from iclr24_zo_stability.problems import (
+    Problem,
+    hessian_norms,
+    hessian_spectra,
+    mlp_hessians,
+    per_example_grads,
+)
 from iclr24_zo_stability.stability import example_indices, generator, growth_slope, run_coupled
 
 SEEDS = [0, 1, 2]
@@ -114,6 +120,24 @@ def test_hessian_norms_match_the_exact_hessian(name):
         assert float(est[i]) == pytest.approx(float(exact), rel=1e-6)
     if problem.beta(nb.X) is not None:  # the closed form bounds every example's curvature
         assert float(est.max()) <= problem.beta(nb.X) * (1 + 1e-12)
+
+
+def test_the_mlp_closed_form_hessians_match_autograd_and_bound_the_power_iteration():
+    problem, nb, w = small_problem("mlp", 6, seed=3)
+    H = mlp_hessians(problem, w, nb.X, nb.y)  # (6, d, d)
+    for i in range(6):
+        f = lambda v, i=i: problem.losses(v[None], nb.X[i : i + 1], nb.y[i : i + 1]).sum()  # noqa: E731
+        assert torch.allclose(H[i], torch.autograd.functional.hessian(f, w), atol=1e-12)
+    spec, frob = hessian_spectra(problem, w[None], nb.X[None], nb.y[None])
+    power = hessian_norms(
+        problem, w, nb.X, nb.y, iters=5, generator=torch.Generator().manual_seed(0)
+    )
+    # power iteration errs low, the Frobenius norm high: power <= exact <= Frobenius
+    assert (power <= spec[0] * (1 + 1e-9)).all() and (spec[0] <= frob[0] * (1 + 1e-12)).all()
+    bad = w.clone()
+    bad[-1] = float("nan")
+    spec, _ = hessian_spectra(problem, bad[None], nb.X[None], nb.y[None])
+    assert torch.isnan(spec).all()  # an overflowed run: NaN (constants() turns it into inf)
 
 
 def test_growth_slope_recovers_a_power_law():

@@ -142,6 +142,20 @@ def step_limit(convexity: str, c: Constants, gamma: float) -> float:
     raise ValueError(f"convexity must be one of {', '.join(CONVEXITY)}")
 
 
+def one_point_step(estimator: Estimator, d: int, c: Constants, T: int, m: int = 1) -> float:
+    """The 1-point estimate's own step condition, from its variance as the bound uses it:
+    its term in the difference of two runs' estimates, (f(w + mu u) - f(w' + mu u)) u / mu,
+    has second moment <= (L / mu)^2 (d / K) ||w - w'||^2 (Gaussian; d^2 / K for the sphere),
+    whose root is the expansion e of ``expansion`` (e_m over m averaged estimates). The
+    recursion multiplies the divergence by (1 + lr_t e_m) each step, and prod_t (1 + lr_t e_m)
+    <= exp(e_m sum_t lr_t) <= e (Euler's number) iff sum_t lr_t <= 1 / e_m: over T steps a
+    constant lr <= 1 / (e_m T). Under it the 1-point bound stays within a factor e of the
+    2-point one's expansion instead of overflowing (no step makes a 1-point update
+    non-expansive). inf for the estimates without a 1-point term."""
+    extra = expansion(estimator, d, c, m).extra
+    return 1.0 / (extra * T) if extra > 0 else math.inf
+
+
 def tau(lr: float, convexity: str, c: Constants, gamma: float) -> float:
     """Expected expansion factor of one step on a common example."""
     if lr <= step_limit(convexity, c, gamma) and convexity != "nonconvex":
@@ -181,6 +195,15 @@ def divergence_bound(algorithm: str, estimator: Estimator, d: int, n: int, lrs, 
     return B
 
 
+def n_shape(estimator: Estimator, d: int, ns, lrs, c: Constants, convexity: str) -> np.ndarray:
+    """The ZO-SGD bound B_T at each n of ``ns`` with the same steps ``lrs`` and constants: its
+    own dependence on n. The recursion is linear in its additive term lr (b + 2 G / n), so
+    B_T(n) = A + C / n: A from the n-free lr b (the estimate's bias, beta mu times a power of
+    d: nearly 0 for the coordinate estimate, large for the random ones at d ~ 20-60), C from
+    the replaced example. Its log-log slope lies in [-1, 0]."""
+    return np.array([divergence_bound("sgd", estimator, d, n, lrs, c, convexity)[-1] for n in ns])
+
+
 def common_step(convexity: str, c: Constants, d: int, estimators, algorithm: str,
                 n: int) -> float:  # fmt: skip
     """One step size for every estimator of a cell: the largest that meets the non-expansive
@@ -201,7 +224,10 @@ PAPER_TABLE_SOURCE = (
     "reviews and the abstract describe: the first-order rates of Hardt, Recht & Singer (ICML "
     "2016, Thms 3.8, 3.9, 3.12) with the estimate's expansion Gamma in the step condition and "
     "the non-convex exponent, the form of Nikolakakis et al. (NeurIPS 2022, arXiv 2202.06880), "
-    "the result the paper extends"
+    "the result the paper extends. Searched again 2026-12-05 (issue 50: `search` pages, docs and "
+    "code for the title, 'ZO-SGD ZO-GD ZO-SVRG coordinate estimate generalization bound', "
+    "'Table 1 1-point 2-point coordinate convex strongly convex non-convex'): only the "
+    "abstract and Nikolakakis et al. were found, so the orders stay derived"
 )
 """Where the orders below come from (README: The bounds)."""
 

@@ -8,7 +8,11 @@ every estimator, the largest for which both the coordinate and the 2-point updat
 non-expansive (convex) or contractive (strongly convex) in expectation; in the non-convex
 cell that step caps lr_t = min(cap, cap t_c / t), which meets the lr_t <= c / t condition
 of the non-convex bound. beta for the step is the closed form for the linear models and twice
-the power-iteration estimate at the start for the MLP.
+the power-iteration estimate at the start for the MLP. A 1-point estimate has no
+non-expansive step: it runs at its own condition (``bounds.one_point_step``, sum_t lr_t e <= 1
+with e = (L / mu) sqrt(d / K) from its variance, L twice the largest gradient norm at the
+start), and for ZO-SGD / ZO-SVRG every 2-point estimate is run again at that step (cells
+``<2-point>@<1-point>``), so the 2-point vs 1-point ordering compares equal steps (issue 50).
 """
 
 from __future__ import annotations
@@ -23,11 +27,11 @@ import torch
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, preset_option
 
-from .bounds import Constants, common_step, divergence_bound, expansion, step_limit
+from .bounds import Constants, common_step, divergence_bound, expansion, one_point_step, step_limit
 from .claims import equal_loss, make_checks, make_claims, make_premises
 from .data import Neighbours, breast_cancer, digits, make_least_squares, make_logistic
 from .figures import plot_bounds, plot_divergence
-from .problems import Problem, hessian_norms
+from .problems import Problem, hessian_norms, per_example_grads
 from .stability import ALGORITHMS, constants, generator, run_coupled
 from .zo_stability import KINDS, Estimator
 
@@ -212,6 +216,10 @@ class Batch:
     y_test: torch.Tensor
     beta0: float
     """Smoothness used to choose the step sizes."""
+    L0: float = 1.0
+    """Twice the largest per-example gradient norm at the start: the L of the 1-point
+    estimate's step condition (its runs barely move under it; check step-conditions holds the
+    condition to the L measured over the region the runs visit)."""
 
 
 @functools.lru_cache(maxsize=4)
@@ -228,13 +236,34 @@ def make_batch(preset: Preset, name: str, seeds: tuple[int, ...], device: str = 
     beta0 = problem.beta(X)
     if beta0 is None:  # MLP: twice the largest per-example curvature at the start
         beta0 = 2 * float(hessian_norms(problem, w0, X, y, 30, generator(0, "beta0")).max())
+    # the 1-point condition's L: over the training and test examples (the bound's L covers
+    # both), twice the largest gradient norm at the start
+    X_test = torch.stack([s.X_test[:m] for s in sets] * 2)
+    y_test = torch.stack([s.y_test[:m] for s in sets] * 2)
+    L0 = 2 * float(per_example_grads(problem, w0, torch.cat([X, X_test], 1),
+                                     torch.cat([y, y_test], 1)).norm(dim=-1).max())  # fmt: skip
     to = lambda t: t.to(device)  # noqa: E731
-    return Batch(problem, to(X), to(y), to(w0), to(torch.stack([s.X_test[:m] for s in sets] * 2)),
-                 to(torch.stack([s.y_test[:m] for s in sets] * 2)), beta0)  # fmt: skip
+    return Batch(problem, to(X), to(y), to(w0), to(X_test), to(y_test), beta0, L0)
 
 
-def schedule(preset: Preset, batch: Batch, algorithm: str, problem: str) -> torch.Tensor:
-    """Step sizes (T,) from the bounds' conditions (module docstring)."""
+def split_kind(kind: str) -> tuple[str, str]:
+    """A cell's estimator and the estimator whose step condition it runs at: "gauss2" ->
+    (gauss2, gauss2); "gauss2@gauss1" -> (gauss2, gauss1), the 2-point estimate at the 1-point
+    one's step (the 2-point vs 1-point ordering at equal step sizes)."""
+    base, _, at = kind.partition("@")
+    return base, at or base
+
+
+def one_point(kind: str) -> bool:
+    """The cell's own estimator is a 1-point one (not a 2-point one at a 1-point step)."""
+    return split_kind(kind)[0].endswith("1")
+
+
+def schedule(preset: Preset, batch: Batch, algorithm: str, problem: str,
+             kind: str = "coord") -> torch.Tensor:  # fmt: skip
+    """Step sizes (T,) from the bounds' conditions (module docstring); a cell at a 1-point
+    estimator's step (``kind`` gauss1, or gauss2@gauss1) also meets that estimator's own
+    condition (``one_point_step``: sum_t lr_t <= 1 / e)."""
     p = batch.problem
     c = Constants(L=1.0, beta=batch.beta0, alpha=p.alpha)
     ests = [estimator_of(preset, k) for k in preset.estimators if not k.endswith("1")]
@@ -247,6 +276,11 @@ def schedule(preset: Preset, batch: Batch, algorithm: str, problem: str) -> torc
         t_c = preset.decay_after * preset.n
         t = torch.arange(1, T + 1, dtype=torch.float64)
         lrs = torch.minimum(lrs, cap * t_c / t)
+    step_kind = split_kind(kind)[1]
+    if step_kind.endswith("1"):
+        c1 = Constants(L=batch.L0, beta=batch.beta0, alpha=p.alpha)
+        m = preset.n if algorithm == "gd" else 1
+        lrs = torch.clamp(lrs, max=one_point_step(estimator_of(preset, step_kind), d, c1, T, m))
     return lrs.to(batch.X.device)
 
 
@@ -255,14 +289,19 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
     """One cell: coupled runs for every seed, their divergence, losses, constants and bound."""
     t0 = time.perf_counter()
     batch = make_batch(preset, name, tuple(seeds), device)
-    p, P, est = batch.problem, len(seeds), estimator_of(preset, kind)
-    lrs = schedule(preset, batch, algorithm, name)
+    p, P, est = batch.problem, len(seeds), estimator_of(preset, split_kind(kind)[0])
+    lrs = schedule(preset, batch, algorithm, name, kind)
     run = run_coupled(p, algorithm, est, batch.X, batch.y, batch.w0, lrs, list(seeds),
                       X_test=batch.X_test[:P], y_test=batch.y_test[:P])  # fmt: skip
     d, n = batch.w0.shape[-1], preset.n
-    const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0])
+    # the exact Hessians (an upper estimate of beta) where the rate-T claim reads beta: the
+    # MLP's ZO-SGD cells of the rate estimators (a few seconds each; elsewhere power iteration)
+    exact = algorithm == "sgd" and kind in preset.rate_estimators
+    const = constants(p, run, batch.X, batch.y, batch.X_test, batch.y_test, seed=seeds[0],
+                      exact_hessian=exact)  # fmt: skip
     c = Constants(L=float(const["L"].max()), beta=float(const["beta"].max()), alpha=p.alpha,
                   F=float(const["F"].max()))  # fmt: skip
+    beta_more = {k: float(const[k].max()) for k in ("beta_exact", "beta_upper") if k in const}
     lrs_np = lrs.cpu().numpy()
     if np.isfinite([c.L, c.beta, c.F]).all():
         bound = divergence_bound(algorithm, est, d, n, lrs_np, c, p.convexity)
@@ -305,16 +344,20 @@ def measure_cell(preset: Preset, name: str, algorithm: str, kind: str, seeds,
         "queries_per_step": est.queries(d),
         "lrs": lrs_np,
         "bound": bound,  # (T + 1,)
-        "constants": {"L": c.L, "beta": c.beta, "alpha": c.alpha, "F": c.F},
+        "constants": {"L": c.L, "beta": c.beta, "alpha": c.alpha, "F": c.F, **beta_more},
         "beta0": batch.beta0,
-        "lr_limit": lr_limit(p, est, d, n, algorithm, batch.beta0),
+        "L0": batch.L0,
+        "lr_limit": lr_limit(
+            p, estimator_of(preset, split_kind(kind)[1]), d, n, algorithm, batch.beta0, T, batch.L0
+        ),
+        "step_kind": split_kind(kind)[1],
         "queries": run.queries,
         "queries_expected": expected_queries(algorithm, est, d, n, T),
         "d": d,
         "T": T,
         "finite": bool(np.isfinite(run.delta).all()),
         "diverged": int(diverged.sum()),
-        "one_point": est.kind.endswith("1"),
+        "one_point": one_point(kind),
         "seconds": time.perf_counter() - t0,
     }
 
@@ -349,11 +392,14 @@ def measure_n_cell(preset: Preset, name: str, kind: str, factor: float, seeds,
 
 
 def lr_limit(problem: Problem, est: Estimator, d: int, n: int, algorithm: str,
-             beta0: float) -> float:  # fmt: skip
-    """The step-size condition of this estimator (inf for the 1-point estimates, whose
-    expansion L / mu has no non-expansive regime)."""
+             beta0: float, T: int = 1, L0: float = 1.0) -> float:  # fmt: skip
+    """The step-size condition of this estimator: non-expansive (contractive) for the
+    coordinate and 2-point estimates; for a 1-point estimate (whose expansion L / mu has no
+    non-expansive regime) its own condition over T steps, ``one_point_step`` at L0, under the
+    2-point estimates' limit."""
     if est.kind.endswith("1"):
-        return float("inf")
+        c1 = Constants(L=L0, beta=beta0, alpha=problem.alpha)
+        return one_point_step(est, d, c1, T, n if algorithm == "gd" else 1)
     c0 = Constants(L=1.0, beta=beta0, alpha=problem.alpha)
     kind = "convex" if problem.convexity == "nonconvex" else problem.convexity
     return step_limit(kind, c0, expansion(est, d, c0, n if algorithm == "gd" else 1).gamma)
@@ -385,6 +431,11 @@ def run(ctx: RunContext) -> Report:
     seeds = list(ctx.seeds)
     cells = [(name, alg, kind) for name in preset.problems for alg in preset.algorithms
              for kind in preset.estimators]  # fmt: skip
+    # the 2-point estimates again at each 1-point estimate's step (ZO-SGD, ZO-SVRG): the
+    # 2-point vs 1-point ordering compares them at equal step sizes
+    cells += [(name, alg, f"{k2}@{k1}") for name in preset.problems for alg in preset.algorithms
+              if alg in ("sgd", "svrg") for k2 in preset.estimators if k2.endswith("2")
+              for k1 in preset.estimators if k1.endswith("1")]  # fmt: skip
     # the n-sweep's cells below the full n (n x 1.0 is the full-n ZO-SGD cell itself, read
     # from it below: the one step that needs an earlier unit, a copy, nothing computed)
     n_cells = [(name, kind, f) for name in preset.problems for kind in preset.rate_estimators

@@ -9,8 +9,10 @@ coupled pairs of the stability harness), so one call serves every run and every 
   f(w; x, y) = log(1 + exp(-y x.w)) + lam/2 ||w||^2;  beta = max ||x||^2 / 4 + lam, alpha = lam
 - tanh MLP (non-convex), one hidden layer of h units, labels +-1:
   f(theta; x, y) = log(1 + exp(-y s)),  s = w2 . tanh(W1 x + b1) + b2,
-  theta = [W1 (h x p), b1 (h), w2 (h), b2 (1)]; beta has no closed form: it is estimated by
-  power iteration on the per-example Hessians along the trajectory (``hessian_norms``).
+  theta = [W1 (h x p), b1 (h), w2 (h), b2 (1)]; beta has no closed form: the per-example
+  Hessians are computed exactly at checkpoints of the trajectory (``hessian_spectra``: their
+  spectral norms, and the Frobenius norms, an upper estimate of them); ``hessian_norms``
+  (power iteration, a lower estimate) sets the step size at the start.
 """
 
 from __future__ import annotations
@@ -133,3 +135,62 @@ def hessian_norms(problem: Problem, w, X, y, iters: int = 30, generator=None) ->
             lam = hv.norm(dim=-1)
             v = hv
     return lam.squeeze(-1).detach()
+
+
+def mlp_hessians(
+    problem: Problem, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor
+) -> torch.Tensor:
+    """Exact per-example Hessians of the MLP's loss in closed form: ``w (..., d)``, ``X (..., n,
+    p)``, ``y (..., n)`` -> ``(..., n, d, d)``. With s the output, f = softplus(-y s):
+    H = f''(s) grad s grad s^T + f'(s) Hess s, f' = -y sigmoid(-y s), f'' = sigmoid(s)
+    sigmoid(-s); Hess s has, per hidden unit j (x~ = [x, 1] its inputs and bias), the block
+    w2_j tanh''(a_j) x~ x~^T and the cross term tanh'(a_j) x~ with w2_j."""
+    h, p = problem.hidden, X.shape[-1]
+    W1 = w[..., : h * p].unflatten(-1, (h, p))  # (..., h, p)
+    b1, w2 = w[..., h * p : h * p + h], w[..., h * p + h : h * p + 2 * h]  # (..., h)
+    a = torch.einsum("...hp,...np->...nh", W1, X) + b1.unsqueeze(-2)  # (..., n, h)
+    z = torch.tanh(a)
+    z1 = 1 - z**2  # tanh'
+    z2 = -2 * z * z1  # tanh''
+    s = (z * w2.unsqueeze(-2)).sum(-1) + w[..., -1:]  # (..., n)
+    g1 = -y * torch.sigmoid(-y * s)
+    g2 = torch.sigmoid(s) * torch.sigmoid(-s)
+    xt = torch.cat([X, torch.ones_like(X[..., :1])], -1)  # (..., n, p + 1)
+    u = (w2.unsqueeze(-2) * z1).unsqueeze(-1) * xt.unsqueeze(
+        -2
+    )  # d s / d(W1_j, b1_j): (..., n, h, p+1)
+    grad = torch.cat([u[..., :p].flatten(-2), u[..., p], z, torch.ones_like(s).unsqueeze(-1)], -1)
+    H = g2[..., None, None] * grad.unsqueeze(-1) * grad.unsqueeze(-2)  # (..., n, d, d)
+    # parameter index of W1[j, i] is j p + i, of b1[j] h p + j, of w2[j] h p + h + j
+    j = torch.arange(h, device=X.device)
+    idx = torch.cat(
+        [(j[:, None] * p + torch.arange(p, device=X.device)).T, (h * p + j)[None]]
+    )  # (p + 1, h)
+    blk = (g1.unsqueeze(-1) * w2.unsqueeze(-2) * z2).unsqueeze(-1).unsqueeze(-1) * (
+        xt.unsqueeze(-1) * xt.unsqueeze(-2)
+    ).unsqueeze(-3)  # (..., n, h, p+1, p+1)
+    cross = (g1.unsqueeze(-1) * z1).unsqueeze(-1) * xt.unsqueeze(-2)  # (..., n, h, p+1)
+    for jj in range(h):
+        rows = idx[:, jj]
+        H[..., rows[:, None], rows[None, :]] += blk[..., jj, :, :]
+        col = h * p + h + jj
+        H[..., rows, col] += cross[..., jj, :]
+        H[..., col, rows] += cross[..., jj, :]
+    return H
+
+
+def hessian_spectra(problem: Problem, w: torch.Tensor, X: torch.Tensor, y: torch.Tensor,
+                    chunk: int = 8) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Exact per-example Hessians of the MLP (``mlp_hessians``) at ``w (R, d)`` on ``X (R, n,
+    p)``, ``y (R, n)``, ``chunk`` runs at a time: their spectral norms (largest |eigenvalue|)
+    and their Frobenius norms (>= the spectral norm: an upper estimate of it), each ``(R, n)``;
+    NaN where a run overflowed."""
+    spec, frob = [], []
+    for i in range(0, w.shape[0], chunk):
+        H = mlp_hessians(problem, w[i : i + chunk].detach(), X[i : i + chunk], y[i : i + chunk])
+        ok = torch.isfinite(H).all(-1).all(-1)  # an overflowed run: NaN, not an eigh error
+        H = torch.where(ok[..., None, None], H, torch.zeros_like(H))
+        nan = torch.full_like(ok, float("nan"), dtype=H.dtype)
+        spec.append(torch.where(ok, torch.linalg.eigvalsh(H).abs().amax(-1), nan))
+        frob.append(torch.where(ok, torch.linalg.matrix_norm(H), nan))
+    return torch.cat(spec), torch.cat(frob)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .problems import Problem, hessian_norms, per_example_grads
+from .problems import Problem, hessian_norms, hessian_spectra, per_example_grads
 from .zo_stability import Estimator
 
 ALGORITHMS = ("sgd", "gd", "svrg")
@@ -156,11 +156,16 @@ def run_coupled(problem: Problem, algorithm: str, estimator: Estimator, X: torch
 
 def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tensor,
               X_test: torch.Tensor, y_test: torch.Tensor, hessian_iters: int = 20,
-              hessian_checkpoints: int = 4, seed: int = 0) -> dict[str, np.ndarray]:  # fmt: skip
+              hessian_checkpoints: int = 4, seed: int = 0,
+              exact_hessian: bool = False) -> dict[str, np.ndarray]:  # fmt: skip
     """Per pair, over the checkpoints of both runs: L = max ||grad f(w; z)|| and
     F = max |f(w; z)| over the training examples (S, resp. S') and the test set (where the
     bound is applied); beta = sup ||Hessian f_i|| over the training examples (closed form for
-    the linear models; power iteration at a few checkpoints for the MLP)."""
+    the linear models, exact over every w; power iteration at a few checkpoints for the MLP,
+    a lower estimate). ``beta_upper``: the linear models' beta; for the MLP, with
+    ``exact_hessian``, the largest Frobenius norm of the exact per-example Hessians at those
+    checkpoints (an upper estimate of their spectral norms, which are ``beta_exact``; the
+    path between checkpoints is not sampled), else NaN."""
     P = X.shape[0] // 2
     L, Fmax = np.zeros(P), np.zeros(P)
     Xa, ya = torch.cat([X, X_test], dim=1), torch.cat([y, y_test], dim=1)
@@ -170,16 +175,25 @@ def constants(problem: Problem, coupled: Coupled, X: torch.Tensor, y: torch.Tens
         Fmax = np.maximum(Fmax, pair_max(problem.losses(w.unsqueeze(-2), Xa, ya).abs().squeeze(-2)))
     if problem.beta(X) is not None:
         beta = np.array([max(problem.beta(X[j]), problem.beta(X[P + j])) for j in range(P)])
+        exact, upper = beta.copy(), beta.copy()
     else:
-        beta = np.zeros(P)
+        beta, exact, upper = np.zeros(P), np.zeros(P), np.zeros(P)
         pick = np.unique(np.linspace(0, len(coupled.W) - 1, hessian_checkpoints).astype(int))
         for i in pick:
             h = hessian_norms(
                 problem, coupled.W[i], X, y, hessian_iters, generator(seed, "hessian")
             )
             beta = np.maximum(beta, pair_max(h))
+            if exact_hessian:
+                spec, frob = hessian_spectra(problem, coupled.W[i], X, y)
+                exact, upper = np.maximum(exact, pair_max(spec)), np.maximum(upper, pair_max(frob))
+        if not exact_hessian:
+            exact, upper = np.full(P, np.nan), np.full(P, np.nan)
     inf = lambda a: np.where(np.isnan(a), np.inf, a)  # noqa: E731  (an overflowed run)
-    return {"L": inf(L), "F": inf(Fmax), "beta": inf(beta)}
+    out = {"L": inf(L), "F": inf(Fmax), "beta": inf(beta)}
+    if problem.beta(X) is not None or exact_hessian:
+        out |= {"beta_exact": inf(exact), "beta_upper": inf(upper)}
+    return out
 
 
 def growth_slope(delta: np.ndarray, lrs: np.ndarray, lo: float, hi: float = 1.0,
