@@ -22,7 +22,9 @@ def test_time_features_of_a_known_date():
 
 def test_generated_series_layout_and_oracle():
     task = make_ett_like(1200, seed=0, horizons=(24,))
-    assert task.data.shape == (1, 1200, 8)
+    # 50 days from 1 July: day of month, day of year, month and week leave their training
+    # range on the test split (dropped); minute, hour and day of week stay
+    assert task.n_covariates == 3 and task.data.shape == (1, 1200, 4)
     assert (task.train, task.valid, task.test) == (slice(0, 720), slice(720, 960), slice(960, 1200))
     y = task.target[0, task.train, 0]
     assert abs(y.mean()) < 1e-5 and abs(y.std() - 1) < 1e-5  # standardised on train only
@@ -48,7 +50,7 @@ def test_load_forecast_csv_reads_a_small_file(tmp_path):
                                          for i, s in enumerate(stamps)]  # fmt: skip
     (folder / "WTH.csv").write_text("\n".join(rows) + "\n")
     task = load_forecast_csv(tmp_path, "WTH")
-    assert task.data.shape == (1, 100, 8)
+    assert task.data.shape == (1, 100, 8)  # TS2Vec's pipeline: all seven covariates
     assert (task.train, task.valid, task.test) == (slice(0, 60), slice(60, 80), slice(80, 100))
     raw = np.arange(100) % 7
     np.testing.assert_allclose(
@@ -111,9 +113,26 @@ def test_bundled_uea_sets_load_offline(offline):
     np.testing.assert_allclose(np.nanstd(flat, 0), 1, atol=1e-4)
 
 
+def test_covariates_whose_values_training_never_saw_are_dropped():
+    from iclr24_autotcl.data import COVARIATE_NAMES, seen_covariates
+
+    stamps = np.datetime64("2010-01-01T00") + np.arange(3024).astype("timedelta64[h]")
+    keep = seen_covariates(time_features(stamps), slice(0, 1814))  # Jan 1 - Mar 17 trains
+    # ISO week 53 (1 Jan 2010) puts April's weeks 15-18 inside the training range, unseen
+    assert [n for n, k in zip(COVARIATE_NAMES, keep) if k] == ["minute", "hour", "day of week",
+                                                             "day"]  # fmt: skip
+    for task in (load_seattle(hours=3024), load_seattle(), make_ett_like(3024, 0)):
+        raw = task.data[0, :, : task.n_covariates]
+        assert task.n_covariates == 4
+        for col in raw.T:  # every covariate value off the training split was seen in it
+            assert np.isin(col, col[task.train]).all()
+
+
 def test_seattle_loads_offline_and_matches_vega_datasets(offline):
     task = load_seattle()
-    assert task.data.shape == (1, 8759, 8)
+    # the whole year: the test months (Oct-Dec) put day of year, month and week outside the
+    # training months' range (dropped)
+    assert task.n_covariates == 4 and task.data.shape == (1, 8759, 5)
     assert (task.train, task.valid, task.test) == (
         slice(0, 5255),
         slice(5255, 7007),

@@ -191,3 +191,77 @@ def test_ts2vec_trains_on_variable_length_series():
     losses = model.fit(x, n_iters=3)
     assert len(losses) == 3 and np.isfinite(losses).all()
     assert np.isfinite(model.encode(x, full_series=True)).all()
+
+
+def test_keep_probability_is_exact_and_the_quirk_confines_it():
+    from iclr24_autotcl.autotcl import hard_concrete_keep_probability, quirk_keep_range
+
+    logits = torch.tensor([-4.0, -0.5, 0.0, 0.3, 1.0, 5.0])
+    torch.manual_seed(0)
+    samples = torch.stack([hard_concrete(logits) for _ in range(40_000)]).mean(0)
+    exact = hard_concrete_keep_probability(logits)
+    torch.testing.assert_close(samples, exact, atol=0.01, rtol=0)
+    # h = sigmoid(logit) in (0, 1) as the logit (the official quirk): [0.4735, 0.7355]
+    lo, hi = quirk_keep_range()
+    assert (round(lo, 4), round(hi, 4)) == (0.4735, 0.7355)
+    aug = AugmentationNet(3, aug_dim=4, hidden_dims=8, faithful_quirks=True)
+    with torch.no_grad():
+        aug.h.bias.fill_(50.0)  # h -> 1 everywhere: the quirk's ceiling, however large the logit
+    p = aug.keep_probability(torch.randn(2, 30, 3))
+    assert p.min() >= lo - 1e-6 and p.max() <= hi + 1e-6 and p.max() > hi - 1e-3
+    free = AugmentationNet(3, aug_dim=4, hidden_dims=8)  # the paper: h a free logit
+    free.load_state_dict(aug.state_dict())
+    assert free.keep_probability(torch.randn(2, 30, 3)).min() > 0.999  # keeps everything
+
+
+def test_missing_values_stay_missing_in_the_view():
+    torch.manual_seed(0)
+    x = torch.randn(2, 12, 3)
+    x[0, 8:] = float("nan")  # a shorter series, NaN-padded at the end
+    xa, mask, _, g = AugmentationNet(3, aug_dim=4, hidden_dims=8)(x)
+    assert torch.isnan(xa[0, 8:]).all() and not torch.isnan(xa[:, :8]).any()
+    torch.testing.assert_close(xa[:, :8], (g * mask * x)[:, :8])
+
+
+def test_autotcl_trains_on_nan_padded_series_without_zero_filling():
+    x = np.random.default_rng(0).standard_normal((8, 20, 2)).astype(np.float32)
+    x[::2, 12:] = np.nan  # padded at the end, as JapaneseVowels
+    from iclr24_autotcl.autotcl import split_into_windows
+
+    windows = split_into_windows(x, None)
+    assert np.isnan(windows).any()  # kept for the encoder to mask (TS2Vec's convention)
+    assert not np.isnan(windows[:, 4:12]).any()  # centred: the padding split on both sides
+    model = AutoTCL(2, output_dims=8, hidden_dims=8, depth=2, aug_hidden_dims=8, batch_size=4)
+    losses = model.fit(x, n_epochs=None, n_iters=3)
+    assert len(losses) >= 1 and np.isfinite(losses).all()
+    assert np.isfinite(model.encode(x, full_series=True)).all()
+
+
+@pytest.mark.parametrize("length", [257, 40])
+def test_the_fft_trend_head_equals_the_official_convolutions(length):
+    from iclr24_autotcl.autotcl import FFT_MIN_DIMS
+
+    torch.manual_seed(0)
+    net = TSEncoder(3, FFT_MIN_DIMS, 8, depth=2, trend_head=True).eval()
+    z = torch.randn(2, FFT_MIN_DIMS, length)
+    # the official head: each kernel's conv with padding k - 1 both sides, last k - 1 cut, mean
+    official = torch.stack([
+        (conv(z)[..., : -(k - 1)] if k > 1 else conv(z))
+        for k, conv in zip(net.kernels, net.tfd)
+    ]).mean(0)  # fmt: skip
+    got = net.trend(z)
+    torch.testing.assert_close(got, official, atol=2e-5, rtol=1e-4)
+    torch.testing.assert_close(net.trend(z, last=3), official[..., -3:], atol=2e-5, rtol=1e-4)
+    # gradients flow through the FFT to every kernel
+    net.trend(z).square().sum().backward()
+    assert all(conv.weight.grad.abs().sum() > 0 for conv in net.tfd)
+
+
+@pytest.mark.parametrize("dims", [8, 64])
+def test_encoding_the_last_steps_only_gives_the_same_representations(dims):
+    torch.manual_seed(0)
+    net = TSEncoder(2, dims, 8, depth=2, trend_head=True).eval()
+    x = torch.randn(3, 50, 2)
+    with torch.no_grad():
+        torch.testing.assert_close(net(x, last=1), net(x)[:, -1:], atol=2e-5, rtol=1e-4)
+        torch.testing.assert_close(net(x, last=7), net(x)[:, -7:], atol=2e-5, rtol=1e-4)

@@ -5,16 +5,19 @@ the ETDataset layout and the 30 UEA sets as the archive's .ts files, through the
 What is reduced (everything else is the paper preset's): seed 0 (paper 0, 1, 2); AutoTCL 1
 epoch (115), TS2Vec and the UEA budget 1 iteration (200); the encoder at the paper's architecture
 (the official CoST encoder: dilated residual blocks + the trend head of kernels 1..128) with a
-reduced width: 8 hidden, 2 blocks, 8 out (64, 10, 320), the augmentation trunk 8 hidden, 1 block,
-4 out (64, 3, 16); the causal encoding's padding 8 (200). The ETTh1 miniature has the 14,400 rows
+reduced width: 8 hidden, 2 blocks, 64 out (64, 10, 320; 64 is the smallest that takes the
+official size's FFT trend head), the augmentation trunk 8 hidden, 1 block, 4 out (64, 3, 16);
+the causal encoding's padding 8 (200). ETTh1.csv's pinned SHA-256 is the miniature's. The ETTh1 miniature has the 14,400 rows
 that TS2Vec's fixed 12/4/4-month splits read (the real file: 17,420); every UEA set keeps its
 real number of channels, variable lengths where the real set has them and string or numeric
 labels, with 4 training and 4 test cases of 2 classes and at most 12 steps."""
 
 import numpy as np
+from iclr24_autotcl import data as autotcl_data
 from iclr24_autotcl.data import UEA30
 from iclr24_autotcl.experiment import app
 
+from iclr24_common import RemoteFile, sha256_of
 from iclr24_common.testing import run_paper_preset
 
 # name: (channels, variable length, two labels as the real files write them)
@@ -97,9 +100,18 @@ def write_miniatures(root) -> None:
             write_ts(folder / "UEA" / name / f"{name}_{split}.ts", name, split, 2 * k + (split == "TEST"))  # fmt: skip
 
 
-def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
+def pin_miniature(monkeypatch, path) -> str:
+    """The paper preset checks ETTh1.csv against its pinned SHA-256: pin the miniature's."""
+    digest = sha256_of(path)
+    real = autotcl_data.PINNED["ETTh1"]
+    monkeypatch.setitem(autotcl_data.PINNED, "ETTh1", RemoteFile(real.url, real.path, digest))
+    return digest
+
+
+def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path, monkeypatch):
     assert set(UEA_FORMAT) == set(UEA30)
     write_miniatures(tmp_path / "data")
+    digest = pin_miniature(monkeypatch, tmp_path / "data" / "autotcl" / "ETTh1.csv")
     sizes = {
         "seeds": "0",
         "autotcl_epochs": 1,
@@ -107,7 +119,7 @@ def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
         "uea_iters": 1,
         "hidden_dims": 8,  # reduced widths of the paper's architecture (64, 10 blocks, 320)
         "depth": 2,
-        "output_dims": 8,
+        "output_dims": 64,  # FFT_MIN_DIMS: the trend head takes the 320-d run's FFT path
         "aug_hidden_dims": 8,  # the augmentation trunk (64, 3 blocks, 16)
         "aug_depth": 1,
         "aug_dim": 4,
@@ -115,15 +127,20 @@ def test_paper_preset_runs_on_miniatures_of_etth1_and_the_30_uea_sets(tmp_path):
     }
     res = run_paper_preset(app, tmp_path / "data", tmp_path / "run", sets=sizes)
     ids = {c["id"] for c in res["claims"]}
-    forecasting = {"forecast/vs-ts2vec", "forecast/vs-random-mask"}
+    forecasting = {"forecast/vs-ts2vec", "forecast/official-vs-ts2vec", "forecast/vs-random-mask",
+                   "mask/not-degenerate"} | {f"forecast/h{h}-vs-ts2vec" for h in (24, 48, 168, 336, 720)}  # fmt: skip
     assert ids == forecasting | {f"classify/{name}-vs-ts2vec" for name in UEA30}
+    assert res["data_files"] == {"ETTh1.csv": digest}  # checked and recorded
     assert {p["id"] for p in res["premises"]} == {"forecast/vs-raw-lag"}  # no oracle for ETTh1
     # every seed scores ETTh1's test split and each UEA test set: the SE includes the items
     assert all(
-        c["test_set"] == "shared" and c["test"]["se_basis"] == "items" for c in res["claims"]
+        c["test_set"] == "shared" and c["test"]["se_basis"] == "items"
+        for c in res["claims"]
+        if c["id"] != "mask/not-degenerate"  # a share of the training series, not a test score
     )
     assert all(c["regime"] == "below" for c in res["claims"])  # the widths are cut here
-    assert all(c["test"]["n"] == 1 for c in res["claims"])  # one seed: each claim computed
+    # one seed: each claim computed
+    assert all(p.get("n", 1) == 1 for c in res["claims"] for p in c["test"]["parts"] or [c["test"]])
     metrics = res["metrics"]
     assert metrics["autotcl/iters"]["per_seed"] == [1.0]  # 33 windows of 257, batch 32
     for h in (24, 48, 168, 336, 720):  # the paper's five ETTh1 horizons

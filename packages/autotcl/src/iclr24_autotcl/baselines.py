@@ -11,7 +11,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .autotcl import AdamW, Encodes, TSEncoder, random_window, split_into_windows
+from .autotcl import (
+    AdamW,
+    Encodes,
+    TSEncoder,
+    centerize_vary_length_series,  # noqa: F401  (re-exported: the official rule)
+    random_window,
+    split_into_windows,
+)
 
 
 def instance_contrastive_loss(z1, z2):
@@ -54,17 +61,6 @@ def hierarchical_contrastive_loss(z1, z2, alpha: float = 0.5, temporal_unit: int
         loss = loss + alpha * instance_contrastive_loss(z1, z2)
         d += 1
     return loss / d
-
-
-def centerize_vary_length_series(x: np.ndarray) -> np.ndarray:
-    """Shift each series so that its observed steps sit in the middle of the window (official
-    ``centerize_vary_length_series``, applied when padding lies at the start or end). (N, T, C)"""
-    observed = ~np.isnan(x).all(axis=-1)  # (N, T)
-    first = observed.argmax(axis=1)
-    last = x.shape[1] - observed[:, ::-1].argmax(axis=1)
-    shift = (x.shape[1] - last - first) // 2  # centre: equal padding either side
-    rows, cols = np.ogrid[: x.shape[0], : x.shape[1]]
-    return x[rows, (cols - shift[:, None]) % x.shape[1]]
 
 
 def take_per_row(x, starts, length: int):
@@ -111,11 +107,8 @@ class TS2Vec(Encodes):
         """Train for ``n_iters`` steps (default: 200, or 600 beyond 100,000 values)."""
         if n_iters is None:
             n_iters = 200 if np.asarray(train_data).size <= 100_000 else 600
-        data = split_into_windows(train_data, self.max_train_length, fill_nan=False)
-        missing = np.isnan(data).all(axis=-1).any(axis=0)  # (T,) padded steps, in any series
-        if missing[0] or missing[-1]:  # variable-length series (official ts2vec.py)
-            data = centerize_vary_length_series(data)
-        data = torch.from_numpy(data)
+        # sections, centred variable-length series, NaNs kept (official ts2vec.py)
+        data = torch.from_numpy(split_into_windows(train_data, self.max_train_length))
         batch = min(self.batch_size, len(data))
         opt = AdamW(self._net.parameters(), lr=self.lr)
         self._net.train()

@@ -4,10 +4,12 @@ UEA sets bundled in the ``sktime`` wheel (classification, default); the loaders 
 forecasting CSVs and of UEA archive folders (paper preset). Nothing here touches the network:
 the bundled files are read from the installed wheels' folders.
 
-Every series comes as TS2Vec's ``load_forecast_csv`` returns it: ``data`` (N, T, 7 + K) with the
-7 standardised time covariates (minute, hour, day of week, day, day of year, month, week of
-year) first and the standardised target(s) last, the train / valid / test slices, and the
-scaler (mean, std) fitted on the train slice only.
+Every series comes as TS2Vec's ``load_forecast_csv`` returns it: ``data`` (N, T, n + K) with the
+standardised time covariates (the paper's data: all 7, minute, hour, day of week, day, day of
+year, month, week of year; the generated and Seattle series: those whose validation and test
+values the training split saw) first and the standardised target(s) last, the train / valid / test slices, and the
+scaler (mean, std) fitted on the train slice only. The paper's ETTh1 and ETTh2 files are
+pinned by SHA-256 (``PINNED``: what ``--download`` fetches).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from iclr24_common import MissingDataError, MissingDependencyError
+from iclr24_common import MissingDataError, MissingDependencyError, RemoteFile
 
 N_COVARIATES = 7
 # univariate targets of the TS2Vec / AutoTCL loaders
@@ -34,13 +36,27 @@ SOURCES = {
     "WTH": "the Informer repository's WTH.csv (https://github.com/zhouhaoyi/Informer2020)",
 }
 
+# the paper's forecasting files with pinned checksums (what --download fetches and the paper
+# preset checks): zhouhaoyi/ETDataset at a fixed commit, read through GitHub's raw addresses
+ETT_COMMIT = "1d16c8f4f943005d613b5bc962e9eeb06058cf07"
+ETT_RAW = f"https://raw.githubusercontent.com/zhouhaoyi/ETDataset/{ETT_COMMIT}/ETT-small"
+PINNED = {
+    "ETTh1": RemoteFile(f"{ETT_RAW}/ETTh1.csv", "ETTh1.csv",
+                        "f18de3ad269cef59bb07b5438d79bb3042d3be49bdeecf01c1cd6d29695ee066",
+                        size=2_589_657),
+    "ETTh2": RemoteFile(f"{ETT_RAW}/ETTh2.csv", "ETTh2.csv",
+                        "a3dc2c597b9218c7ce1cd55eb77b283fd459a1d09d753063f944967dd6b9218b",
+                        size=2_417_960),
+}  # fmt: skip
+"""Paths relative to ``<data-dir>/autotcl/`` (where :func:`load_forecast_csv` reads them)."""
+
 
 @dataclass
 class Forecasting:
     """One forecasting task in the TS2Vec layout."""
 
     data: np.ndarray
-    """(N, T, 7 + K): covariates then standardised targets."""
+    """(N, T, n_covariates + K): covariates then standardised targets."""
     train: slice
     valid: slice
     test: slice
@@ -78,17 +94,36 @@ def _standardise(x: np.ndarray, train: slice):
     return (x - mean) / std, mean, std
 
 
-def assemble(stamps, values, train, valid, test, horizons) -> Forecasting:
-    """Covariates + target, both standardised on the train slice. values: (T, K)."""
-    cov, _, _ = _standardise(time_features(stamps), train)
+COVARIATE_NAMES = ("minute", "hour", "day of week", "day", "day of year", "month", "week of year")
+
+
+def seen_covariates(features: np.ndarray, train: slice) -> np.ndarray:
+    """Which calendar covariates (columns of the raw integer ``features``, (T, 7)) take on the
+    validation and test splits only values the training split saw: one that takes others (day
+    of year, month and week of year on a series shorter than a year) makes every nonlinear
+    representation extrapolate from inputs it never saw in training, so it is dropped."""
+    return np.array([np.isin(col, col[train]).all() for col in features.T])
+
+
+def assemble(stamps, values, train, valid, test, horizons,
+             drop_unseen: bool = False) -> Forecasting:  # fmt: skip
+    """Covariates + target, both standardised on the train slice. values: (T, K). With
+    ``drop_unseen`` the covariates that take values the training split never saw are dropped
+    (:func:`seen_covariates`); TS2Vec's pipeline (the paper's data) keeps all seven."""
+    features = time_features(stamps)
+    if drop_unseen:
+        features = features[:, seen_covariates(features, train)]
+    cov, _, _ = _standardise(features, train)
     target, mean, std = _standardise(np.asarray(values, dtype=float), train)
     data = np.concatenate([cov, target], axis=1)[None].astype(np.float32)
-    return Forecasting(data, train, valid, test, mean, std, tuple(horizons))
+    return Forecasting(data, train, valid, test, mean, std, tuple(horizons),
+                       n_covariates=cov.shape[1])  # fmt: skip
 
 
 def make_ett_like(n_hours: int = 3024, seed: int = 0, horizons=(24, 48, 168),
                   spike_rate: float = 0.01) -> Forecasting:  # fmt: skip
-    """An hourly series with the structure of ETT's oil temperature, fully known:
+    """An hourly series with the structure of ETT's oil temperature, fully known (its time
+    covariates: those whose test values training saw, :func:`seen_covariates`):
 
     y_t = trend_t + a[s_t] * daily_t + weekly_t + r_t + spike_t
 
@@ -119,7 +154,7 @@ def make_ett_like(n_hours: int = 3024, seed: int = 0, horizons=(24, 48, 168),
     y = trend + amps[state] * daily + weekly + noise + spike
     n_tr, n_va = int(0.6 * n_hours), int(0.2 * n_hours)
     task = assemble(stamps, y[:, None], slice(0, n_tr), slice(n_tr, n_tr + n_va),
-                    slice(n_tr + n_va, n_hours), horizons)  # fmt: skip
+                    slice(n_tr + n_va, n_hours), horizons, drop_unseen=True)  # fmt: skip
     # E[a[s_{t+h}] | s_t] for the symmetric chain: mean + (+-half gap) * (2 stay - 1)^h
     oracle = {}
     for H in horizons:
@@ -186,13 +221,16 @@ def wheel_file(package: str, *parts: str) -> Path:
 def load_seattle(horizons=(24, 48, 168), hours: int | None = None) -> Forecasting:
     """The hourly Seattle temperatures of 2010 (8,759 hourly readings, degrees F) bundled in the
     ``vega_datasets`` wheel (``data.seattle_temps()`` reads the same local file), in the TS2Vec
-    layout: the 7 time covariates and the standardised temperature, splits 60/20/20 (TS2Vec's
-    rule for datasets other than ETT). ``hours`` keeps the first hours of the year only."""
+    layout: the time covariates whose test values training saw (:func:`seen_covariates`:
+    part of a year gives day of year, month and week of year test values training never saw)
+    and the standardised temperature, splits 60/20/20 (TS2Vec's rule for datasets other than
+    ETT). ``hours`` keeps the first hours of the year only."""
     stamps, values = read_csv(wheel_file("vega_datasets", "_data", "seattle-temps.csv"), "temp")
     stamps, values = stamps[:hours], values[:hours]
     T = len(stamps)
     a, b = int(0.6 * T), int(0.8 * T)
-    return assemble(stamps, values, slice(0, a), slice(a, b), slice(b, T), horizons)
+    return assemble(stamps, values, slice(0, a), slice(a, b), slice(b, T), horizons,
+                    drop_unseen=True)  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- classification

@@ -71,12 +71,24 @@ def block_items(sq_err: dict[int, np.ndarray], block: int = ITEM_BLOCK) -> dict[
             * n_blocks / len(e) for H, e in sq_err.items()}  # fmt: skip
 
 
+def horizon_blocks(sq_err: np.ndarray, horizon: int) -> np.ndarray:
+    """Per-item scores of one horizon's MSE in blocks of about max(24, H) consecutive origins
+    (at least 2 blocks, near-equal sizes: ``np.array_split``), each scored by its share of the
+    MSE so that the blocks average to it. Origins H apart share no target, so a block's targets
+    overlap its neighbours' only. ``sq_err``: (origins,) -> (n_blocks,)"""
+    n = max(2, len(sq_err) // max(ITEM_BLOCK, horizon))
+    sums = np.array([b.sum() for b in np.array_split(sq_err, n)])
+    return sums * n / len(sq_err)
+
+
 def eval_forecasting(features, task, drop: int = 200, horizons=None, items: bool = False) -> dict:
     """Ridge forecasting from per-timestep ``features`` (N, T, D) of ``task``: test MSE/MAE
     per horizon and their mean over horizons. The training split skips its first ``drop``
     steps (the sliding padding), as in the official code. ``items``: also the per-item scores
     on the test set (:func:`block_items`, arrays): ``mse_items_h{H}`` per horizon and
-    ``mse_items`` of the mean over horizons."""
+    ``mse_items`` of the mean over horizons, in day blocks (for H > 24 neighbouring days share
+    targets: their SE is a lower bound), and ``mse_items_hblock_h{H}``, blocks of max(24, H)
+    origins (a block's targets overlap its neighbours' only: the per-horizon claims' items)."""
     target = task.target
     out, sq_err = {}, {}
     for H in horizons or task.horizons:
@@ -95,6 +107,8 @@ def eval_forecasting(features, task, drop: int = 200, horizons=None, items: bool
         per_h = block_items(sq_err)
         out.update({f"mse_items_h{H}": v for H, v in per_h.items()})
         out["mse_items"] = np.mean([per_h[H] for H in hs], axis=0)
+        for H, e in sq_err.items():
+            out[f"mse_items_hblock_h{H}"] = horizon_blocks(e, H)
     return out
 
 
