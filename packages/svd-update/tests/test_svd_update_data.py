@@ -92,3 +92,14 @@ def test_load_dataset_finds_files_and_reports_missing(tmp_path):
         load_dataset("slashdot", tmp_path)
     with pytest.raises(ValueError, match="unknown dataset"):
         load_dataset("netflix", tmp_path)
+
+
+def test_a_drifting_stream_only_reorders_the_rows():
+    from iclr24_svd_update import make_user_item
+
+    A = make_user_item(3000, 800, seed=3)
+    B = make_user_item(3000, 800, drift=True, seed=3)
+    assert A.shape == B.shape and A.nnz == B.nnz
+    rows = lambda M: sorted(tuple(M[i].indices) for i in range(M.shape[0]))  # noqa: E731
+    assert rows(A) == rows(B)  # the same users and interactions, in another order
+    assert (A != B).nnz > 0  # ... not the same order

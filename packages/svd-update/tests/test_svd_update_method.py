@@ -16,7 +16,12 @@ from iclr24_svd_update import (
     rpi,
     sparse_qr,
 )
-from iclr24_svd_update.metrics import hit_rate_mrr, hold_out, scaled_residual
+from iclr24_svd_update.metrics import (
+    frobenius_residual,
+    hit_rate_mrr,
+    hold_out,
+    scaled_residual,
+)
 
 PAIRS = [("qr", ZhaSimonSVD), ("gkl", VecharynskiSVD), ("rpi", YamazakiSVD)]
 
@@ -203,6 +208,25 @@ def test_metrics_on_known_cases():
     assert hr == pytest.approx(np.mean(ranks < 3)) and mrr == pytest.approx(
         np.mean(1 / (ranks + 1))
     )
+
+
+def test_frobenius_residual_equals_the_dense_norm():
+    A = sp.random(60, 40, density=0.2, random_state=3, format="csr")
+    U, S, V = dense_init(A.toarray(), 6)
+    dense = np.linalg.norm(A.toarray() - (U * S) @ V.T)
+    assert frobenius_residual(A, U, S, V) == pytest.approx(dense, rel=1e-10)
+    U2 = np.linalg.qr(np.random.default_rng(0).standard_normal((60, 6)))[0]  # not optimal
+    assert frobenius_residual(A, U2, S, V) == pytest.approx(
+        np.linalg.norm(A.toarray() - (U2 * S) @ V.T), rel=1e-10
+    )
+    assert frobenius_residual(A, U2, S, V) > frobenius_residual(A, U, S, V)
+
+
+def test_hold_out_draws_only_from_the_given_row_ranges():
+    A = sp.random(200, 30, density=0.3, random_state=4, format="csr")
+    _, users, _ = hold_out(A, 40, np.random.default_rng(0), [(100, 110), (110, 200)])
+    assert users.min() >= 100 and len(users) == 30  # all 10 of the first range, 20 of the rest
+    assert np.sum(users < 110) == 10
 
 
 def test_readme_example():

@@ -140,3 +140,40 @@ def test_paper_preset_runs_on_miniature(tmp_path, dataset):
     assert res["claims"]
     same = [c for c in res["checks"] if c["id"] == "same-as-baseline"]
     assert same and same[0]["holds"]  # an identity of the algorithm, on every dataset
+
+
+def test_paper_cpu_preset_runs_on_a_gzipped_slashdot_miniature(tmp_path, monkeypatch):
+    """The paper-cpu preset: the real Slashdot file as fetched (gzipped SNAP edge list, its
+    pin pointed at the miniature's SHA-256), the generated rows, half of each matrix
+    initial; sizes capped (200 nodes, 8 updates of 4 nodes; a 3k x 1k matrix, k = 8, 4
+    updates), seeds 0 and 1."""
+    import gzip
+    import hashlib
+    from dataclasses import replace
+
+    from iclr24_svd_update import data as D
+
+    data = tmp_path / "data"
+    write_dataset(data, "slashdot")
+    folder = data / "svd-update" / "slashdot"
+    plain = folder / "soc-Slashdot0902.txt"
+    write_edges(plain, np.random.default_rng(1), "Slashdot0902.txt", n_nodes=200, n_edges=900)
+    body = gzip.compress(plain.read_bytes())
+    (folder / "soc-Slashdot0902.txt.gz").write_bytes(body)
+    plain.unlink()
+    (f,) = D.REMOTE["slashdot"]
+    pinned = replace(f, sha256=hashlib.sha256(body).hexdigest(), size=len(body))
+    monkeypatch.setitem(D.REMOTE, "slashdot", (pinned,))
+    sets = {"k": 8, "n_batches": 4, "eval_users": 40, "sbm_batches": 8, "n_users": 3000,
+            "n_items": 1000, "seeds": "0,1"}  # fmt: skip
+    res = run_paper_preset(app, data, tmp_path / "run", sets=sets, preset="paper-cpu")
+    assert res["network_dataset"] == "slashdot"
+    assert res["data_files"] == {"slashdot/soc-Slashdot0902.txt.gz": pinned.sha256}
+    claims = {c["id"]: c for c in res["claims"]}
+    assert {"speedup-s10", "speedup-s100", "network-speedup", "precision-as-baselines"} <= set(
+        claims
+    )
+    assert claims["network-speedup"]["regime"] == "below"  # 200 nodes: not the paper's size
+    assert "200 nodes" in claims["network-speedup"]["statement"]
+    same = [c for c in res["checks"] if c["id"] == "same-as-baseline"]
+    assert same and same[0]["holds"]

@@ -1,16 +1,13 @@
-"""The paper's claims, their premises and the code's checks, from the measured metrics.
+"""The paper's claims and the code's checks, from the measured metrics.
 
 Every claim is decided on paired per-seed values (``iclr24_common.verdicts``): timing claims
-by a threshold on the per-seed time ratios (the methods of one seed ran on the same stream,
-at the same threads, back to back), precision claims against a fresh ``svds`` with the
-never-updated initial SVD as the no-op arm. That the sparse method gives the baseline's
-singular values is not a result but an identity of the algorithm (a check), and that
-recomputing costs far more than updating is the paper's motivation, a premise of the speed-up
-claims.
-
-The timing claims are below the paper's regime: its order of magnitude is stated on its real
-matrices, the largest of them 76k-480k rows, and the baselines' cost, linear in m + n, grows
-with the matrix where ours does not; ours is a generated 40k x 12k matrix.
+by a threshold at the paper's order of magnitude (0.1) on the per-seed time ratios (the
+methods of one seed ran on the same stream, at the same threads, back to back, after an
+untimed warm-up), in the paper's regime only on matrices of its size class; precision claims
+by non-inferiority against the baseline (the residual) or the recomputed SVD (HR@10), with
+the never-updated initial SVD as the no-op arm. That the sparse method gives the baseline's
+singular values is an identity of the algorithm (a check), and that recomputing costs far
+more than updating is the paper's motivation (a check).
 """
 
 from __future__ import annotations
@@ -31,27 +28,29 @@ from iclr24_common import (
 # (ours, the baseline it accelerates): Zha-Simon 1999, Vecharynski-Saad 2014, Yamazaki 2015.
 PAIRS = (("qr", "zha-simon"), ("gkl", "vecharynski"), ("rpi", "yamazaki"))
 
-RATIO_SMALL, RATIO_LARGE = 0.35, 0.5
-"""Largest time ratio ours / baseline that counts as the speed-up at s <= 10 and at s > 10
-(about 3x and 2x faster). The package's levels, set with its first implementation (f5fa51f,
-before any default run), for a 40k x 12k matrix: the paper says "an order of magnitude"
-(a ratio below 0.1) on its real matrices, and the speed-up grows with the matrix (the
-baselines' cost is linear in m + n, README), so these are weaker than the paper's wording and
-the claims' statements say so."""
-RATIO_SOURCE = Source.ours(
-    "the package's level for a 40k x 12k matrix, set with its first implementation before any "
-    "run; weaker than the paper's order of magnitude (0.1), which it states on larger matrices",
-    commit="f5fa51f")  # fmt: skip
+RATIO = 0.1
+"""Largest time ratio ours / baseline that counts as the paper's "order of magnitude"
+faster (abstract), in every regime: below the paper's matrix sizes the claim is reported at
+our scale (regime ``below``), never as a failure of the paper."""
+RATIO_SOURCE = Source.paper(
+    "an order of magnitude improvement in the efficiency ... while maintaining precision "
+    "(an order of magnitude: a time ratio below 0.1)",
+    "abstract; stated over the paper's datasets, which the official experiments list from "
+    "MovieLens-1M (6k x 3.7k) and Goodbooks-10k (53k x 10k) to MovieLens-25M (162k x 59k), "
+    "Fine Foods (256k x 74k) and Netflix (480k x 17.8k), and graphs of 75,879-82,168 nodes "
+    "(HaoranDeng/IncSVDforICLR2024@a37b2ac)")  # fmt: skip
 
-SV_ERROR_MAX = 1e-3
-"""Largest mean relative singular-value error against a fresh ``svds``: 0.1 %, the package's
-level, set with its first implementation (f5fa51f) before any default run; the paper gives
-no number (it calls the precision "comparable"; its per-dataset tables were not available
-offline, README)."""
-SV_ERROR_SOURCE = Source.ours(
-    "0.1 %: the package's own level, set with its first implementation before any run, with no "
-    "number from the paper behind it (the paper: 'comparable precision'; its tables were not "
-    "available)", commit="f5fa51f")  # fmt: skip
+RESIDUAL_TOLERANCE = 235.12391268096187 / 234.87410247066396 - 1.0
+"""0.00106: how far above a reference residual the authors' own demonstration puts the
+method while presenting it as keeping the precision: the official IncSVD tutorial
+(HaoranDeng/IncSVD@330b6e2, tutorial.ipynb, row update N = 1000, k = 64) prints the
+Frobenius residual ||A - A_k|| of IncSVD 235.1239 against the exact svds' 234.8741 (ratio
+1.00106). Fixed from that notebook before any run of this criterion."""
+RESIDUAL_SOURCE = Source.derived(
+    "the official IncSVD tutorial's residual ratio: ||A - A_k||_F 235.1239 (IncSVD) / 234.8741 "
+    "(exact svds) = 1.00106 (HaoranDeng/IncSVD@330b6e2 tutorial.ipynb, row update N = 1000, "
+    "k = 64), which the authors present as maintained precision: 0.00106 in residual-ratio "
+    "units")  # fmt: skip
 
 HR_TOLERANCE = 0.01
 """HR@10 may be at most 1 % (relative) below the recomputed SVD's: the package's level, set
@@ -64,33 +63,32 @@ HR_SOURCE = Source.ours(
 
 RECOMPUTE_FACTOR = 10.0
 """Recomputing costs "far more": at least an order of magnitude (the paper's own unit of
-speed-up, abstract), set with the first implementation (f5fa51f). A premise of the speed-up
-claims (the paper's motivation, not a result): a stream on which recomputing is cheap is not
-one where updating, faster or not, is the point."""
-RECOMPUTE_SOURCE = Source.ours(
-    "'far more' read as at least an order of magnitude, the paper's own unit of speed-up "
-    "(abstract); set with the first implementation, before any run", commit="f5fa51f")  # fmt: skip
+speed-up, abstract). The paper's motivation (Section 1), not a result: a check."""
 
-# What the paper's order of magnitude needs (official experiments, HaoranDeng/IncSVDforICLR2024
-# @a37b2ac: experiments/*.json, datasets/graph/*/attr.txt), and ours. The per-update cost of
-# the baselines is O((m + n) k (k + s)), ours does not grow with m + n (README), so the ratio
-# falls as the matrix grows; the paper's per-dataset speed-ups were not available offline.
+# The paper's regime, decided from the matrix size. The paper states its order of magnitude
+# over its matrices; the official experiments (HaoranDeng/IncSVDforICLR2024@a37b2ac,
+# experiments/*.json, datasets/graph/*/attr.txt) list recommendation matrices from
+# MovieLens-1M (6k x 3.7k) and Goodbooks-10k (53k users x 10k books, the dataset's README)
+# up to MovieLens-25M (162k x 59k), Fine Foods (256k x 74k) and Netflix (480k x 17.8k), and
+# graphs of 75,879 (Epinions) to 82,168 (Slashdot) nodes. The baselines' cost per update
+# grows with m + n and ours does not, so the ratio falls as the matrix grows: we count a
+# row-update matrix in the paper's regime from m + n >= 60,000 (the size class of
+# Goodbooks, 63k, and above; the per-dataset tables were not available, so whether the paper
+# reaches 10x on its small matrices is not known) and a graph from 75,879 nodes (the
+# smallest of its graphs).
+PAPER_ROWS_SIZE = 60_000
+PAPER_GRAPH_NODES = 75_879
 ROWS_NEEDS = (
-    "an order of magnitude (ratio < 0.1), stated over the paper's matrices; the official "
-    "experiments list recommendation matrices up to MovieLens-25M (162k x 59k rated), Fine "
-    "Foods (256k x 74k) and Netflix (480k x 17.8k), k 64, half the rows initial, the rest in "
-    "10-10000 batches (HaoranDeng/IncSVDforICLR2024@a37b2ac experiments/*.json); the ratio "
-    "falls as m + n grows (an earlier single-seed trial of ours at 60k x 20k: 0.06-0.09); the "
-    "per-dataset tables were not available offline, so whether the paper reaches 10x on its "
-    "smaller matrices (the LSI corpora, 1.0k-1.5k documents) is not known; ours a generated "
-    "40k x 12k matrix (m + n 52k), 0.75M non-zeros, 100 batches of 10 or 100 rows"
+    "a matrix of the paper's size class, m + n >= 60k (official experiments: Goodbooks 53k x "
+    "10k, MovieLens-25M 162k x 59k, Fine Foods 256k x 74k, Netflix 480k x 17.8k; k 64, half "
+    "the rows initial, the rest in 10-10000 batches; HaoranDeng/IncSVDforICLR2024@a37b2ac "
+    "experiments/*.json): the baselines' cost grows with m + n, ours does not (the paper-cpu "
+    "preset runs a generated 60k x 20k matrix in the regime); ours"
 )
 NETWORK_NEEDS = (
-    "an order of magnitude (ratio < 0.1) on Slashdot (82,168 nodes, 870k edges), Epinions "
-    "(75,879 nodes, 1.0M edges), Flickr (80,513 nodes, 11.8M edges), half the nodes initial, "
-    "100-10000 batches (paper Table 4; HaoranDeng/IncSVDforICLR2024@a37b2ac "
-    "datasets/graph/*/attr.txt, experiments/z.json); ours an SBM graph of 12k nodes, 100 "
-    "batches of 10"
+    "a graph of the paper's size, >= 75,879 nodes (Slashdot 82,168, Epinions 75,879, Flickr "
+    "80,513; paper Table 4, HaoranDeng/IncSVDforICLR2024@a37b2ac datasets/graph/*/attr.txt; "
+    "the paper-cpu preset runs the real Slashdot graph); ours"
 )
 
 STALE = "the initial SVD never updated"
@@ -110,116 +108,140 @@ def _times_faster(bound: float) -> str:
     return f"about {1 / bound:.0f}x faster (time ratio below {bound:g})"
 
 
+def _rows_size(metrics: Metrics) -> tuple[int, int] | None:
+    if "rows/matrix/m" not in metrics:
+        return None
+    return int(min(metrics.values("rows/matrix/m"))), int(min(metrics.values("rows/matrix/n")))
+
+
+def _regime(size: int, paper_size: int, needs: str, ours: str) -> dict:
+    if size >= paper_size:
+        return {"regime": "paper"}
+    return {"regime": "below", "needs": f"{needs} {ours}"}
+
+
 def make_claims(metrics: Metrics, preset) -> list[Claim]:
     """The paper's claims; ``preset`` is the ``Preset`` that produced ``metrics``."""
     claims = []
+    size = _rows_size(metrics)
+    layout = ("half the rows initial (official m_percent 0.5), the first "
+              f"{preset.n_batches} batches timed" if getattr(preset, "initial_fraction", 0)
+              else f"{preset.n_batches} batches at the end of the matrix")  # fmt: skip
     for s in preset.batch_sizes:
         p = f"rows/s{s}/"
         names = [f"{p}ours-{o}/time_ratio_vs_{b}" for o, b in PAIRS]
         if not all(n in metrics for n in names):
             continue
-        bound = RATIO_SMALL if s <= 10 else RATIO_LARGE
         n = len(metrics.values(names[0]))
+        m_, n_ = size or (0, 0)
+        where = f"a {m_ / 1e3:g}k x {n_ / 1e3:g}k matrix (m + n {(m_ + n_) / 1e3:g}k), {layout}"
         claims.append(
             Claim(
                 id=f"speedup-s{s}",
-                statement=f"updating with s = {s} rows per batch is {_times_faster(bound)} "
-                "than each projection baseline (ours/ZS, ours-GKL/Vecharynski, "
-                "ours-RPI/Yamazaki); the paper's 'order of magnitude' (below 0.1) is not "
-                "what is tested here",
+                statement=f"updating with s = {s} rows per batch is an order of magnitude "
+                f"faster (per-seed time ratio below {RATIO:g}) than each projection baseline "
+                f"(ours/ZS, ours-GKL/Vecharynski, ours-RPI/Yamazaki), on {where}",
                 paper="'an order of magnitude' faster (abstract; Tables 2-4, k = 64)",
                 measured="time ratios "
                 + ", ".join(f"{o}/{b} {metrics.fmt(m, 3)}" for (o, b), m in zip(PAIRS, names))
                 + f" ({_n_values(n)})",
-                criterion=f"per-seed update-time ratio ours / baseline (same stream, same "
-                f"threads) for each of the 3 pairs, below {bound}",
+                criterion="per-seed update-time ratio ours / baseline (same stream, same "
+                f"threads, after an untimed warm-up) for each of the 3 pairs, below {RATIO:g}",
                 test=all_of(
                     *(
                         threshold(
                             metrics.by_seed(m),
-                            threshold=bound,
+                            threshold=RATIO,
                             higher_is_better=False,
                             source=RATIO_SOURCE,
                         )
                         for m in names
-                    )  # fmt: skip
-                ),
-                regime="below",
-                needs=ROWS_NEEDS,
+                    )
+                ),  # fmt: skip
                 test_set="none",
-                rests_on=(f"recompute-costlier-s{s}",) if _recompute(metrics, s) else (),
+                **_regime(m_ + n_, PAPER_ROWS_SIZE, ROWS_NEEDS, where),
             )
         )
     _precision_claims(metrics, preset, claims)
     n = "network/ours-qr/time_ratio_vs_zha-simon"
     if n in metrics:
+        nodes = int(min(metrics.values("network/matrix/nodes"))) if "network/matrix/nodes" in \
+            metrics else 0  # fmt: skip
+        graph = getattr(preset, "network_dataset", None) or "a generated SBM graph"
+        where = (f"{graph} ({nodes:,} nodes), batches of {preset.sbm_batch} nodes, "
+                 f"{preset.sbm_batches} timed")  # fmt: skip
         claims.append(
             Claim(
                 id="network-speedup",
-                statement="adding nodes (rows then columns) to a graph's SVD is "
-                f"{_times_faster(RATIO_SMALL)} than Zha-Simon, at equal precision (the equal "
-                "precision: check same-as-baseline); the paper's 'order of magnitude' (below "
-                "0.1) is not what is tested here",
+                statement="adding nodes (rows then columns) to a graph's SVD is an order of "
+                f"magnitude faster (per-seed time ratio below {RATIO:g}) than Zha-Simon, on "
+                f"{where} (the equal precision: check same-as-baseline)",
                 paper="Table 4 (Slashdot, Flickr, Epinions): order-of-magnitude speed-up over Zha-Simon",
                 measured=f"ours/ZS time ratio {metrics.fmt(n, 3)} "
                 f"({_n_values(len(metrics.values(n)))})",
-                criterion=f"per-seed update-time ratio ours / Zha-Simon below {RATIO_SMALL}",
+                criterion=f"per-seed update-time ratio ours / Zha-Simon (after an untimed "
+                f"warm-up) below {RATIO:g}",
                 test=threshold(
-                    metrics.by_seed(n),
-                    threshold=RATIO_SMALL,
-                    higher_is_better=False,
-                    source=RATIO_SOURCE,
-                ),
-                regime="below",
-                needs=NETWORK_NEEDS,
+                    metrics.by_seed(n), threshold=RATIO, higher_is_better=False, source=RATIO_SOURCE
+                ),  # fmt: skip
                 test_set="none",
+                **_regime(nodes, PAPER_GRAPH_NODES, NETWORK_NEEDS, where),
             )
         )
     return claims
 
 
 def _precision_claims(metrics: Metrics, preset, claims: list[Claim]) -> None:
+    name = lambda s, m: f"rows/s{s}/{m}/residual_ratio_vs_svds"  # noqa: E731
     cases = [(s, o, b) for s in preset.batch_sizes for o, b in PAIRS
-             if f"rows/s{s}/ours-{o}/sv_rel_error_vs_svds" in metrics]  # fmt: skip
+             if name(s, f"ours-{o}") in metrics and name(s, b) in metrics]  # fmt: skip
     if cases:
-        name = lambda s, m: f"rows/s{s}/{m}/sv_rel_error_vs_svds"  # noqa: E731
         stale = lambda s: metrics.by_seed(name(s, "stale")) if name(s, "stale") in metrics else None  # noqa: E731
         worst = max(cases, key=lambda c: metrics.mean(name(c[0], f"ours-{c[1]}")))
-        bworst = max((metrics.mean(name(s, b)) for s, _, b in cases if name(s, b) in metrics),
-                     default=float("nan"))  # fmt: skip
-        stale_txt = ", ".join(f"s={s} {metrics.mean(name(s, 'stale')):.2e}"
-                              for s in preset.batch_sizes if stale(s) is not None)  # fmt: skip
-        stale_moved = (f"the never-updated singular values are {stale_txt} (mean relative) "
-                       "from the fresh svds'; the updated ones at worst "
-                       f"{metrics.mean(name(worst[0], f'ours-{worst[1]}')):.1e}"
-                       if stale_txt else "")  # fmt: skip
+        bworst = max(metrics.mean(name(s, b)) for s, _, b in cases)
+
+        def ctl(m: str) -> str:
+            return ", ".join(f"s={s} {metrics.mean(name(s, m)):.5f}"
+                             for s in preset.batch_sizes if name(s, m) in metrics)  # fmt: skip
+
+        moved = (f"the never-updated SVD's residual is {ctl('stale')} x the fresh svds' "
+                 f"(new rows folded in instead: {ctl('foldin') or 'not measured'}); the "
+                 f"updated ones at worst {metrics.mean(name(worst[0], f'ours-{worst[1]}')):.5f}"
+                 if ctl("stale") else "")  # fmt: skip
         claims.append(
             Claim(
-                id="close-to-svds",
-                statement="after the whole stream the updated singular values match a fresh "
-                f"truncated SVD's (mean relative error below {SV_ERROR_MAX:g}, our level)",
-                paper="comparable precision to existing approaches (Tables 2-4)",
-                measured=f"worst mean relative error {metrics.mean(name(worst[0], f'ours-{worst[1]}')):.2e} "
-                f"(s{worst[0]} ours-{worst[1]}); baselines' worst {bworst:.2e}; {STALE}: "
-                f"{stale_txt or 'not measured'}",
-                criterion=f"per-seed mean_i |s_i - s_i^svds| / s_i^svds of every variant at every "
-                f"s, below {SV_ERROR_MAX:g}; control: {STALE}",
+                id="precision-as-baselines",
+                statement="after the whole stream the sparse method's truncated SVD is as "
+                "close to the data as its baseline's: Frobenius residual ||A - U S V^T|| at "
+                f"most {RESIDUAL_TOLERANCE:.5f} (in units of the fresh svds' residual) above "
+                "the baseline's, for every pair at every s (the official tutorial's margin); "
+                "the never-updated SVD, the same test, must fail it",
+                paper="'while maintaining precision' (abstract); comparable precision to the "
+                "baselines (Tables 2-4); official tutorial: residual 235.12 vs exact 234.87",
+                measured=f"residual / svds' residual: ours at worst "
+                f"{metrics.mean(name(worst[0], f'ours-{worst[1]}')):.5f} (s{worst[0]} "
+                f"ours-{worst[1]}), baselines' worst {bworst:.5f}; {STALE}: "
+                f"{ctl('stale') or 'not measured'}; {FOLDIN}: {ctl('foldin') or 'not measured'}",
+                criterion="per-seed residual ratio ||A - U S V^T||_F / ||A - A_k^svds||_F of each "
+                "sparse variant vs its baseline's (paired, lower is better) at every s; "
+                f"control: {STALE} (new rows unrepresented), through the same test",
                 test=all_of(
                     *(
-                        threshold(
+                        non_inferiority(
                             metrics.by_seed(name(s, f"ours-{o}")),
-                            threshold=SV_ERROR_MAX,
+                            metrics.by_seed(name(s, b)),
+                            tolerance=RESIDUAL_TOLERANCE,
                             higher_is_better=False,
                             control=stale(s),
                             control_name=STALE,
-                            source=SV_ERROR_SOURCE,
+                            source=RESIDUAL_SOURCE,
                         )
-                        for s, o, _ in cases
-                    )  # fmt: skip
-                ),
+                        for s, o, b in cases
+                    )
+                ),  # fmt: skip
                 regime="paper",
                 test_set="none",
-                moved=stale_moved,
+                moved=moved,
             )
         )
     hr = [(s, o) for s in preset.batch_sizes for o, _ in PAIRS
@@ -238,65 +260,53 @@ def _precision_claims(metrics: Metrics, preset, claims: list[Claim]) -> None:
                              for s in preset.batch_sizes if name(s, "foldin") in metrics)  # fmt: skip
         recs = ", ".join(f"s={s} {metrics.mean(name(s, 'recompute')):.4f}"
                          for s in preset.batch_sizes if name(s, "recompute") in metrics)  # fmt: skip
-        sv = {s: f"rows/s{s}/stale/sv_rel_error_vs_svds" for s in preset.batch_sizes}
-        moved = ", ".join(f"s={s} {metrics.mean(n):.2e}" for s, n in sv.items() if n in metrics)
-        if moved:
-            moved = (f"the never-updated singular values are {moved} (mean relative) from the "
-                     "fresh svds', which the update reaches")  # fmt: skip
+        ranked = ", ".join(f"s={s} {metrics.mean(f'rows/s{s}/ranked_users'):.0f}"
+                           for s in preset.batch_sizes if f"rows/s{s}/ranked_users" in metrics)  # fmt: skip
+        moved = ", ".join(f"s={s} {metrics.mean(name(s, f'ours-{o}')) - metrics.mean(name(s, 'foldin')):+.4f}"
+                          for s, o in hr[:1] + [h for h in hr if h[1] == "qr"][1:]
+                          if name(s, "foldin") in metrics)  # fmt: skip
         claims.append(
             Claim(
                 id="downstream-hr10",
-                statement="embeddings from the updated SVD rank items as well as a recomputed "
-                f"SVD (HR@10 at most {HR_TOLERANCE:.0%} below it, our level)",
+                statement="embeddings from the updated SVD rank items for the users that "
+                "arrived in the stream as well as a recomputed SVD (HR@10 at most "
+                f"{HR_TOLERANCE:.0%} below it, our level); the new rows folded into the "
+                f"never-updated SVD, the same test, must fail it; {_stream_kind(preset)}",
                 paper="comparable MRR / HR@10 on recommendation (Table 3)",
-                measured=f"HR@10 {'; '.join(rows)}; recomputed {recs}; {FOLDIN}: {fold_txt}",
-                criterion=f"per-seed HR@10 of every variant at every s vs the recomputed SVD's "
-                f"(tolerance {HR_TOLERANCE:.0%} of the recomputed HR@10); control: {FOLDIN}, "
-                "through the same test",
+                measured=f"HR@10 {'; '.join(rows)}; recomputed {recs}; {FOLDIN}: {fold_txt}"
+                + (f"; ranked users (all arrived in the stream) {ranked}" if ranked else ""),
+                criterion=f"per-seed HR@10 of the users that arrived in the stream, every "
+                f"variant at every s vs the recomputed SVD's (tolerance {HR_TOLERANCE:.0%} of "
+                f"the recomputed HR@10); control: {FOLDIN}, through the same test",
                 test=all_of(*parts),
                 regime="paper",
                 test_set="per-seed",
-                moved=moved,
+                moved=(f"HR@10 of ours-qr minus the fold-in's: {moved}" if moved else ""),
             )
         )
 
 
-def _recompute(metrics: Metrics, s: int) -> tuple[str, str] | None:
-    proj, ours = f"rows/s{s}/recompute/projected_seconds", f"rows/s{s}/ours-qr/update_seconds"
-    return (proj, ours) if proj in metrics and ours in metrics else None
+def _stream_kind(preset) -> str:
+    if getattr(preset, "dataset", None):
+        return f"the stream: {preset.dataset}'s rows in their file order"
+    if getattr(preset, "drift", False):
+        return ("a drifting stream: the streamed users come from latent clusters the initial "
+                "rows lack (on a stationary one the fold-in ranks as well and the criterion "
+                "cannot tell updating from not updating)")  # fmt: skip
+    return ("a stationary stream: the fold-in may rank as well, and then the criterion cannot "
+            "tell updating from not updating")  # fmt: skip
 
 
 def make_premises(metrics: Metrics, preset) -> list[Premise]:
-    """What the speed-up claims rest on and the paper does not state as a result: on this
-    stream, recomputing the truncated SVD after every batch costs far more than updating it
-    (the paper's motivation, Section 1)."""
-    premises = []
-    for s in preset.batch_sizes:
-        if not (names := _recompute(metrics, s)):
-            continue
-        proj, ours = names
-        ratio = _seeds(metrics, proj, ours, lambda a, b: a / b)
-        premises.append(
-            Premise(
-                id=f"recompute-costlier-s{s}",
-                statement=f"with s = {s} rows per batch, recomputing the truncated SVD after "
-                "every batch costs at least an order of magnitude more than updating it",
-                paper="the motivation of the paper (Section 1); recompute is not a table row",
-                measured=f"{preset.n_batches} x svds {metrics.mean(proj):.1f} s vs ours "
-                f"{metrics.mean(ours):.2f} s (per-seed ratios "
-                + ", ".join(f"x{r:.0f}" for r in ratio.values())
-                + f"; {_n_values(len(ratio))})",
-                criterion="per-seed ratio projected recompute time / ours-qr update time, "
-                f"above {RECOMPUTE_FACTOR:g}",
-                test=threshold(ratio, threshold=RECOMPUTE_FACTOR, source=RECOMPUTE_SOURCE),
-            )
-        )
-    return premises
+    """No premises: recomputing is costlier than updating is the paper's motivation, a
+    check (``make_checks``), not a precondition a verdict rests on."""
+    return []
 
 
 def make_checks(metrics: Metrics, preset) -> list[Check]:
     """Invariants of the code: the sparse method reproduces its baseline's singular values,
-    and every updated factor stays orthonormal."""
+    every updated factor stays orthonormal; and the paper's motivation, that recomputing
+    after every batch costs far more than updating (reported, not a result)."""
     checks = []
     gaps = [n for n in metrics.names() if "/sv_gap_vs_" in n]
     if gaps:
@@ -331,6 +341,31 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
                 why="every update multiplies by orthogonal factors (the small SVD's F, G) and "
                 "appends a basis orthonormalised twice (CGS2 or Householder QR); K is folded "
                 "back when ill-conditioned",
+            )
+        )
+    for s in preset.batch_sizes:
+        proj, ours = f"rows/s{s}/recompute/projected_seconds", f"rows/s{s}/ours-qr/update_seconds"
+        if proj not in metrics or ours not in metrics:
+            continue
+        ratio = _seeds(metrics, proj, ours, lambda a, b: a / b)
+        checks.append(
+            Check(
+                id=f"recompute-costlier-s{s}",
+                statement=f"with s = {s} rows per batch, recomputing the truncated SVD after "
+                f"every batch costs at least {RECOMPUTE_FACTOR:g}x more than updating it (the "
+                "paper's motivation, Section 1; not a result)",
+                paper="the motivation of the paper (Section 1); recompute is not a table row",
+                measured=f"{preset.n_batches} x svds {metrics.mean(proj):.1f} s vs ours "
+                f"{metrics.mean(ours):.2f} s (per-seed ratios "
+                + ", ".join(f"x{r:.0f}" for r in ratio.values())
+                + ")",
+                criterion=f"every seed's projected recompute time / ours-qr update time >= "
+                f"{RECOMPUTE_FACTOR:g}",
+                holds=bool(min(ratio.values()) >= RECOMPUTE_FACTOR),
+                why="the cost model: a fresh svds reads all nnz(A) in every Lanczos iteration "
+                "of a rank-k solve, an update reads only the s new rows plus O((s + k) k^2) "
+                "small dense work; reported to show the stream is one where updating is the "
+                "point",
             )
         )
     return checks

@@ -16,6 +16,7 @@ Real (``paper`` preset, read from ``<data root>/svd-update/<name>/``):
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections import Counter
 from pathlib import Path
@@ -23,7 +24,14 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from iclr24_common import MissingDataError
+from iclr24_common import (
+    MissingDataError,
+    RemoteFile,
+    UsageError,
+    download_files,
+    sha256_of,
+    verify_files,
+)
 
 
 def make_user_item(
@@ -35,6 +43,7 @@ def make_user_item(
     activity_alpha: float = 2.0,
     zipf: float = 1.0,
     in_cluster: float = 0.8,
+    drift: bool = False,
     seed: int = 0,
 ) -> sp.csr_matrix:
     """A binary implicit-feedback matrix (n_users, n_items), float64 CSR.
@@ -79,6 +88,8 @@ def make_user_item(
     items[~from_cluster] = order[np.minimum(pos, n_items - 1)]
     A = sp.csr_matrix((np.ones(users.size), (users, items)), shape=(n_users, n_items))
     A.data[:] = 1.0  # duplicates were summed: binarise
+    if drift:
+        A = A[np.argsort(user_cluster, kind="stable")]
     return A
 
 
@@ -122,8 +133,8 @@ _FILES = {
     "cran": ["cran.all.1400", "CRAN.ALL"],
     "med": ["MED.ALL", "med.all"],
     "movielens": ["ratings.dat", "ratings.csv", "u.data"],
-    "slashdot": ["soc-Slashdot0902.txt", "edges.txt"],
-    "epinions": ["soc-Epinions1.txt", "edges.txt"],
+    "slashdot": ["soc-Slashdot0902.txt", "soc-Slashdot0902.txt.gz", "edges.txt"],
+    "epinions": ["soc-Epinions1.txt", "soc-Epinions1.txt.gz", "edges.txt"],
     "flickr": ["edges.txt", "edges.csv"],
 }
 _HOW = {
@@ -131,8 +142,8 @@ _HOW = {
     "cran": "the Cranfield collection (ir.dcs.gla.ac.uk/resources/test_collections/cran/)",
     "med": "the MEDLINE collection (ir.dcs.gla.ac.uk/resources/test_collections/medl/)",
     "movielens": "MovieLens ml-1m / ml-25m from grouplens.org/datasets/movielens/",
-    "slashdot": "soc-Slashdot0902.txt.gz from snap.stanford.edu/data/ (gunzip it)",
-    "epinions": "soc-Epinions1.txt.gz from snap.stanford.edu/data/ (gunzip it)",
+    "slashdot": "soc-Slashdot0902.txt.gz from snap.stanford.edu/data/ (gzipped or not)",
+    "epinions": "soc-Epinions1.txt.gz from snap.stanford.edu/data/ (gzipped or not)",
     "flickr": "the Flickr edge list (e.g. from the BlogCatalog/Flickr social datasets) as edges.txt",
 }
 
@@ -190,9 +201,12 @@ def read_ratings(path: str | Path) -> sp.csr_matrix:
 
 def read_edge_list(path: str | Path) -> sp.csr_matrix:
     """A symmetric 0/1 adjacency matrix from an edge list ('#' comments, any whitespace or
-    comma separator); node ids re-indexed densely in sorted order."""
+    comma separator; gzipped when the name ends in .gz); node ids re-indexed densely in
+    sorted order."""
+    path = Path(path)
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
     rows = []
-    for line in Path(path).read_text().splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if line and not line.startswith(("#", "%")):
             rows.append(line.replace(",", " ").split()[:2])
@@ -208,8 +222,54 @@ def read_edge_list(path: str | Path) -> sp.csr_matrix:
     return A
 
 
-def load_dataset(name: str, root: str | Path) -> sp.csr_matrix:
-    """The paper's dataset ``name`` from ``root/svd-update/<name>/``; MissingDataError if absent."""
+# The public copies of the paper's datasets that can be pinned: SNAP's soc-Slashdot0902.txt.gz
+# (82,168 nodes, 948,464 directed edges; the paper's Table 4 graph) as committed, whole, to a
+# public GitHub repository (the official IncSVDforICLR2024 repository holds the graphs only
+# as files of 4 MiB and more, which no snapshot here carries; its Epinions copy elsewhere was
+# truncated). SHA-256 and size computed from the fetched snapshot at that commit.
+SLASHDOT_COMMIT = "3059bb1925250ef2d53a71da22785f5f022678fb"
+REMOTE: dict[str, tuple[RemoteFile, ...]] = {
+    "slashdot": (
+        RemoteFile(
+            url="https://raw.githubusercontent.com/AllenDowney/ProbablyOverthinkingIt/"
+            f"{SLASHDOT_COMMIT}/soc-Slashdot0902.txt.gz",
+            path="slashdot/soc-Slashdot0902.txt.gz",
+            sha256="65072f0a2d98a444967bf3b8379a87e03292f2f9f8924f4fe470ddd047c95553",
+            size=3246522,
+        ),
+    ),
+}
+
+
+def download_paper_data(root: str | Path, names, log=None) -> dict[str, str]:
+    """``--download``: fetch the pinned files of ``names`` into ``root/svd-update/``, each
+    checked before it is moved into place; a dataset with no pinned copy is one line."""
+    unpinned = [n for n in names if n not in REMOTE]
+    if unpinned:
+        raise UsageError(f"--download: no pinned public copy of {', '.join(unpinned)} (only "
+                         f"{', '.join(REMOTE)}); get it as the missing-data message says")  # fmt: skip
+    files = [f for n in names for f in REMOTE[n]]
+    return download_files(Path(root) / "svd-update", files, log=log)
+
+
+def dataset_checksums(root: str | Path, names) -> dict[str, str]:
+    """SHA-256 of the file each dataset is read from (for ``results.json``): a pinned file is
+    verified (another copy: one line, exit 2); any other file is hashed as found."""
+    out = {}
+    for name in names:
+        path = dataset_file(name, root)
+        rel = path.relative_to(Path(root) / "svd-update").as_posix()
+        pinned = [f for f in REMOTE.get(name, ()) if f.path == rel]
+        if pinned:
+            out.update(verify_files(Path(root) / "svd-update", pinned, what=f"the {name} data",
+                                    how_to_get=_HOW[name]))  # fmt: skip
+        else:
+            out[rel] = sha256_of(path)
+    return out
+
+
+def dataset_file(name: str, root: str | Path) -> Path:
+    """The file ``load_dataset`` reads for ``name``; MissingDataError if none is there."""
     name = name.lower()
     if name not in DATASETS:
         raise ValueError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)}")
@@ -217,11 +277,18 @@ def load_dataset(name: str, root: str | Path) -> sp.csr_matrix:
     candidates = [folder / f"{name}.npz"] + [folder / f for f in _FILES[name]]
     for p in candidates:
         if p.exists():
-            if p.suffix == ".npz":
-                return sp.load_npz(p).tocsr().astype(np.float64)
-            if name in LSI:
-                return read_smart_documents(p)
-            if name in RECSYS:
-                return read_ratings(p)
-            return read_edge_list(p)
+            return p
     raise MissingDataError(f"dataset {name!r}", candidates, _HOW[name])
+
+
+def load_dataset(name: str, root: str | Path) -> sp.csr_matrix:
+    """The paper's dataset ``name`` from ``root/svd-update/<name>/``; MissingDataError if absent."""
+    name = name.lower()
+    p = dataset_file(name, root)
+    if p.suffix == ".npz":
+        return sp.load_npz(p).tocsr().astype(np.float64)
+    if name in LSI:
+        return read_smart_documents(p)
+    if name in RECSYS:
+        return read_ratings(p)
+    return read_edge_list(p)

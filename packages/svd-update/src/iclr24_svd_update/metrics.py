@@ -26,6 +26,15 @@ def scaled_residual(A, U: np.ndarray, S: np.ndarray, V: np.ndarray) -> float:
     return float(np.mean(np.linalg.norm(R, axis=0) / S))
 
 
+def frobenius_residual(A, U: np.ndarray, S: np.ndarray, V: np.ndarray) -> float:
+    """||A - U diag(S) V^T||_F for orthonormal U, V (the residual of the official IncSVD
+    tutorial), without forming the dense product:
+    ||A||_F^2 - 2 sum_i s_i u_i^T A v_i + ||S||^2."""
+    AV = A @ V  # (m, k)
+    sq = float(A.multiply(A).sum()) - 2.0 * float(np.sum(S * np.einsum("ij,ij->j", U, AV)))
+    return float(np.sqrt(max(sq + float(np.sum(np.asarray(S) ** 2)), 0.0)))
+
+
 def orthogonality_error(U: np.ndarray) -> float:
     """||U^T U - I||_max."""
     return float(np.abs(U.T @ U - np.eye(U.shape[1])).max())
@@ -53,13 +62,21 @@ def hit_rate_mrr(
     return float(np.mean(ranks < topk)), float(np.mean(1.0 / (ranks + 1)))
 
 
-def hold_out(A: sp.csr_matrix, n_users: int, rng: np.random.Generator):
+def hold_out(A: sp.csr_matrix, n_users: int, rng: np.random.Generator, segments=None):
     """Remove one random interaction from each of ``n_users`` random users that have >= 2.
+    ``segments``: row ranges ``[(lo, hi), ...]`` to draw the users from, an equal share from
+    each (all of a range's eligible rows where it has fewer); None: every row.
     Returns (train matrix, users, held-out items)."""
     A = A.tocsr(copy=True)
     deg = np.diff(A.indptr)
-    pool = np.flatnonzero(deg >= 2)
-    users = np.sort(rng.choice(pool, size=min(n_users, len(pool)), replace=False))
+    segments = segments or [(0, A.shape[0])]
+    share = n_users // len(segments)
+    picked = []
+    for i, (lo, hi) in enumerate(segments):
+        pool = lo + np.flatnonzero(deg[lo:hi] >= 2)
+        size = min(share + (n_users % len(segments) if i == len(segments) - 1 else 0), len(pool))
+        picked.append(rng.choice(pool, size=size, replace=False))
+    users = np.sort(np.concatenate(picked)).astype(np.int64)
     pos = A.indptr[users] + (rng.random(len(users)) * deg[users]).astype(np.int64)
     items = A.indices[pos].copy()
     A.data[pos] = 0.0
