@@ -26,6 +26,31 @@ def test_patching_curve_endpoints():
                       atol=1e-4)  # fmt: skip
 
 
+def test_sae_error_node_makes_the_full_patch_exact():
+    """With the SAE's error patched as a node (sparse feature circuits), every feature plus
+    the error gives exactly the corrupted behaviour, though the SAE reconstructs h badly;
+    with the error left clean, every feature gives less."""
+    from iclr24_sae import SparseAutoencoder
+
+    model = tiny_llama(layers=3)
+    module = hook_module(model, 1)
+    g = torch.Generator().manual_seed(0)
+    clean = torch.randint(0, 256, (4, 10), generator=g)
+    corrupt = clean.clone()
+    corrupt[:, 5] = (clean[:, 5] + 1) % 256
+    pairs = [PromptPairs(clean, corrupt, torch.full((4,), 65), torch.full((4,), 66))]
+    d = model.config.hidden_size
+    sae = SparseAutoencoder(d, 2 * d, [1e-3], seed=0)  # untrained: a poor reconstruction
+    scale = 3.0
+    atoms = sae.dictionary()[0].detach() / scale
+    encode = lambda h: sae.encode(h * scale)[0].detach()  # noqa: E731
+    error = lambda h: (h - sae(h * scale)[0][0] / scale).detach()  # noqa: E731
+    with_err = patching_curve(model, module, pairs, encode, atoms, [0, 2 * d], error=error)
+    without = patching_curve(model, module, pairs, encode, atoms, [2 * d])
+    assert np.isclose(with_err[-1], 1.0, atol=1e-4)
+    assert abs(without[0] - 1.0) > 1e-2 and abs(with_err[0]) > 1e-3  # the error carries part
+
+
 def test_ioi_prompts_align_and_flip_the_answer():
     lm = load_lm("tiny")
     pairs = ioi_prompts(lm.encode, 12, seed=1)

@@ -1,5 +1,6 @@
-"""Data: the toy model of superposition (generated), text that ships with CPython (for the
-offline LM), and the paper's model and corpus (paper preset, read from ``--data-dir``)."""
+"""Data: the toy model of superposition (generated), text that ships with CPython mixed with
+generated sentences with names (for the offline LM), and the paper's model and corpus (paper
+preset, read from ``--data-dir``)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,62 @@ def cpython_text(max_chars: int | None = None, docstrings: bool = True) -> list[
 
 DOC_MODULES = ("collections", "json", "pathlib", "argparse", "functools", "itertools",
                "statistics", "fractions", "textwrap", "string")  # fmt: skip
+
+
+# Sentences with people's names besides the IOI templates (patching.TEMPLATES): simple
+# narrative English in which first names play subject and object
+NAME_SENTENCES = (
+    "{A} wrote a long letter to{B}.",
+    "{A} met{B} at the station in the morning.",
+    "{A} asked{B} for the keys to the car.",
+    "Later that day,{A} told{B} about the trip.",
+    "{A} and{B} walked home together after the game.",
+    "{A} thanked{B} for the help with the move.",
+    "The teacher asked{A} to sit next to{B}.",
+    "{A} called{B} to say that the train was late.",
+)
+
+
+def name_text(n_docs: int, seed: int = 0, sentences: int = 6) -> list[str]:
+    """``n_docs`` paragraphs of ``sentences`` sentences each in which people's names play
+    subject, indirect object and object: the IOI templates of :mod:`.patching` completed with
+    their answer (the indirect object), mixed with :data:`NAME_SENTENCES`, names drawn from
+    the IOI names with ``seed`` (text like the IOI prompts, which CPython's documentation
+    lacks)."""
+    import random
+
+    from .patching import NAMES, TEMPLATES
+
+    rng = random.Random(seed)
+    docs = []
+    for _ in range(n_docs):
+        out = []
+        for _ in range(sentences):
+            a, b = rng.sample(NAMES, 2)
+            if rng.random() < 0.5:
+                t = rng.choice(TEMPLATES)
+                out.append(t.format(A=" " + a, B=" " + b, S=" " + b) + " " + a + ".")
+            else:
+                out.append(rng.choice(NAME_SENTENCES).format(A=a, B=" " + b))
+        docs.append(" ".join(s.strip() for s in out))
+    return docs
+
+
+def mixed_text(docs: list[str], names: list[str], frac: float) -> list[str]:
+    """``docs`` with the paragraphs ``names`` interleaved so that about ``frac`` of the
+    characters so far are from ``names`` at every point (so a contiguous train / held-out
+    split sees both kinds of text)."""
+    out, total, named, it = [], 0, 0, iter(names)
+    for doc in docs:
+        while frac > 0 and named < frac * (total + 1):
+            nxt = next(it, None)
+            if nxt is None:
+                break
+            out.append(nxt)
+            total, named = total + len(nxt), named + len(nxt)
+        out.append(doc)
+        total += len(doc)
+    return out
 
 
 # ---------------------------------------------------------------------- the paper's data

@@ -49,21 +49,24 @@ def dashboard_html(features: list[dict], preset) -> str:
 
 
 def plot_patching(metrics: Metrics, preset):
-    """IOI patching curves: share of the logit-difference change against features patched,
-    mean over seeds (the SAE's band: +/- 1 std over seeds)."""
+    """IOI patching curves: share of the logit-difference change against nodes patched, mean
+    over seeds (the SAE's band: +/- 1 std over seeds); an SAE's nodes are its features and
+    its error node, patched with every k (k features = k + 1 nodes)."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
-    for name, colour in (("sae", "C0"), ("neurons", "C1"), ("pca", "C2")):
+    for name, colour in (("sae", "C0"), ("neurons", "C1"), ("pca", "C2"), ("untrained", "C7")):
         keys = sorted((int(n.rsplit("_k", 1)[1]), n) for n in metrics.names()
                       if n.startswith(f"ioi/{name}/share_k"))  # fmt: skip
-        ks = np.array([k for k, _ in keys])
+        if not keys:
+            continue
+        ks = np.array([k for k, _ in keys]) + (name in ("sae", "untrained"))
         mean = np.array([metrics.mean(n) for _, n in keys])
         std = np.array([metrics.std(n) for _, n in keys])
         ax.plot(ks, mean, "o-", color=colour, ms=3,
                 label=f"{name} (k needed {metrics.mean(f'ioi/{name}/k_needed'):.3g})")  # fmt: skip
         ax.fill_between(ks, mean - std, mean + std, color=colour, alpha=0.2)
     ax.axhline(preset.ioi_share, color="grey", ls=":", lw=1)
-    ax.set(xscale="log", xlabel="features patched (clean -> corrupted)",
+    ax.set(xscale="log", xlabel="nodes patched (clean -> corrupted)",
            ylabel="share of logit-difference change",
            title=f"IOI patching, layer {preset.layer} ({preset.site})")  # fmt: skip
     ax.legend(fontsize=8)

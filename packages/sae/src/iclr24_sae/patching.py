@@ -107,9 +107,16 @@ def patching_curve(
     encode: Callable[[torch.Tensor], torch.Tensor],
     directions: torch.Tensor,
     ks: Sequence[int],
+    error: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> list[float]:
     """Share of the clean-to-corrupted change of the logit difference brought by patching
     ``k`` features at every position, for every ``k`` in ``ks``.
+
+    ``error(h) -> h - reconstruction(h)`` ``(n, d)``: a basis that reconstructs only part of
+    ``h`` (an SAE) has an error node, patched with every ``k`` (``k = 0``: the error alone),
+    as sparse feature circuits do (Marks et al. 2024, arXiv:2403.19647, Sec. 2: the SAE
+    error is a node of the graph); patching every feature and the error then moves ``h``
+    all the way to the corrupted activations. Without it the error stays clean.
 
     ``encode(h) -> codes`` ``(n, m)`` and ``directions`` ``(m, d)`` are a linear read-out of
     the basis: moving the codes by ``delta`` moves ``h`` by ``delta @ directions`` (an SAE:
@@ -118,15 +125,18 @@ def patching_curve(
     codes change most between clean and corrupted prompts (mean over prompts of the summed
     absolute change over positions). The share is a ratio of means over prompts:
     ``(mean patched - mean clean) / (mean corrupted - mean clean)``."""
-    deltas, base, target = [], [], []
+    deltas, err_deltas, base, target = [], [], [], []
     for p in pairs:
         h_clean, h_corrupt = (
             run_to_hook(model, module, p.clean),
             run_to_hook(model, module, p.corrupt),
         )
         n, seq, d = h_clean.shape
-        delta = encode(h_corrupt.reshape(-1, d).float()) - encode(h_clean.reshape(-1, d).float())
+        flat_clean, flat_corrupt = h_clean.reshape(-1, d).float(), h_corrupt.reshape(-1, d).float()
+        delta = encode(flat_corrupt) - encode(flat_clean)
         deltas.append(delta.reshape(n, seq, -1))
+        err_deltas.append(0 if error is None else
+                          (error(flat_corrupt) - error(flat_clean)).reshape(n, seq, d))  # fmt: skip
         base.append(_logit_diff(model, p.clean, p))
         target.append(_logit_diff(model, p.corrupt, p))
     importance = sum(dl.abs().sum((0, 1)) for dl in deltas) / sum(len(p.io) for p in pairs)
@@ -137,8 +147,8 @@ def patching_curve(
         mask = torch.zeros(len(order), dtype=deltas[0].dtype)
         mask[order[:k]] = 1
         out = []
-        for p, delta in zip(pairs, deltas):
-            shift = (delta * mask) @ directions  # (n, seq, d)
+        for p, delta, err in zip(pairs, deltas, err_deltas):
+            shift = (delta * mask) @ directions + err  # (n, seq, d)
             with splice(module, lambda h, shift=shift: h + shift.to(h.dtype)):
                 out.append(_logit_diff(model, p.clean, p))
         shares.append(float((torch.cat(out).mean() - base_mean) / effect))

@@ -10,20 +10,26 @@ from typing import Any
 import numpy as np
 import torch
 
+from iclr24_common import UsageError
+
 from .autointerp import autointerp_scores
 from .baselines import ica_basis, neuron_basis, pca_basis, random_basis
-from .data import ToySuperposition
-from .harvest import ce_loss, splice
+from .data import ToySuperposition, cpython_text, mixed_text, name_text, paper_files
+from .harvest import ce_loss, hook_module, load_harvest, splice
+from .lm import load_lm, token_sequences
 from .metrics import (
+    close_pairs,
     dead_fraction,
     dense_fraction,
+    explanation_scores,
     fvu,
     l0,
-    loss_recovered,
     mmcs,
+    planted_token_features,
+    recovered_share,
     token_simulation_scores,
 )
-from .patching import features_needed, patching_curve, task_logit_diffs
+from .patching import features_needed, ioi_prompts, patching_curve, task_logit_diffs
 from .sae import SparseAutoencoder
 from .train import TrainConfig, train_sae
 
@@ -67,22 +73,28 @@ def measure_toy(preset, seed: int) -> dict[str, float]:
         for m, alpha in enumerate(preset.toy_alphas):
             key = f"toy/sae/r{ratio:g}_a{alpha:g}"
             out[f"{key}/mmcs"] = mmcs(truth, atoms[m])
+            out[f"{key}/recovered"] = recovered_share(truth, atoms[m], preset.toy_recovery)
             out[f"{key}/fvu"] = stats[m]["fvu"]
             out[f"{key}/l0"] = stats[m]["l0"]
             out[f"{key}/dead"] = stats[m]["dead"]
         out[f"toy/sae/r{ratio:g}/unit_norm_error"] = _unit_norm_error(sae)
     main = f"toy/sae/r{preset.toy_ratio:g}_a{preset.toy_alpha:g}"
-    for name in ("mmcs", "fvu", "l0", "dead"):
+    for name in ("mmcs", "recovered", "fvu", "l0", "dead"):
         out[f"toy/sae/{name}"] = out[f"{main}/{name}"]
     out["toy/sae/best_grid_mmcs"] = max(v for k, v in out.items() if k.endswith("/mmcs"))
     # baselines see as many samples as fit in memory comfortably; they have no tuning knob
     x_fit = toy.sample(preset.toy_fit_samples, gen).numpy()
     # PCA, ICA and random directions have arbitrary sign: each scores by its better sign
     # (signed=False), as the official to_nneg_dict dictionaries hold both signs
-    out["toy/pca/mmcs"] = mmcs(truth, pca_basis(x_fit).directions, signed=False)
-    out["toy/ica/mmcs"] = mmcs(truth, ica_basis(x_fit, seed=seed).directions, signed=False)
-    rand = random_basis(preset.toy_d, preset.toy_features, seed).directions
-    out["toy/random/mmcs"] = mmcs(truth, rand, signed=False)
+    bases = {"pca": pca_basis(x_fit).directions, "ica": ica_basis(x_fit, seed=seed).directions,
+             "random": random_basis(preset.toy_d, preset.toy_features, seed).directions}  # fmt: skip
+    for name, directions in bases.items():
+        out[f"toy/{name}/mmcs"] = mmcs(truth, directions, signed=False)
+        out[f"toy/{name}/recovered"] = recovered_share(truth, directions, preset.toy_recovery,
+                                                       signed=False)  # fmt: skip
+    # pairs of ground-truth features one direction could both recover: with none, a basis of
+    # d directions (PCA, ICA) recovers at most d of them (the claim's ceiling d / n)
+    out["toy/features/close_pairs"] = float(close_pairs(truth, preset.toy_recovery))
     return out
 
 
@@ -106,16 +118,21 @@ def _live_mean(v: np.ndarray) -> float:
     return float(v.mean()) if len(v) else 0.0
 
 
-def _score(name: str, feats: np.ndarray, tok: np.ndarray, explain: np.ndarray, top_k: int):
-    """The offline interpretability score of a dictionary: the mean over its live features
-    (those firing at least ``min_fires`` times in both halves; a rare or dead feature cannot
-    be explained, so it is left out rather than scored 0, as the official interpret.py
-    skips a feature "due to lack of activating examples", HoagyC/sparse_coding@69c5ae0),
-    with the share of features that are live and the share of tokens they fire on beside
-    it (the score favours dense token-identity directions: read it with ``firing_frac``)."""
-    sim, conc = token_simulation_scores(feats, tok, explain, top_k=top_k)
-    return {f"lm/{name}/interp": _live_mean(sim),
-            f"lm/{name}/interp_scored_frac": float(np.isfinite(sim).mean()),
+def _score(name: str, feats: np.ndarray, tok: np.ndarray, explain: np.ndarray, preset) -> dict:
+    """The offline interpretability score of a dictionary (:func:`explanation_scores`, an
+    explanation of ``preset.n_explain`` tokens): the mean over its live features (those
+    firing at least 5 times in both halves; a rare or dead feature cannot be explained, so it
+    is left out rather than scored 0, as the official interpret.py skips a feature "due to
+    lack of activating examples", HoagyC/sparse_coding@69c5ae0), with the share of features
+    that are live and the share of tokens they fire on beside it. The earlier token-lookup
+    score (:func:`token_simulation_scores`, an unlimited lookup table) is kept beside it as
+    ``interp_lookup``: it failed the validations (issue 49) and decides nothing."""
+    sim, conc = token_simulation_scores(feats, tok, explain, top_k=preset.top_k)
+    score = explanation_scores(feats, tok, explain, n_explain=preset.n_explain, top_k=preset.top_k)
+    return {f"lm/{name}/interp": _live_mean(score),
+            f"lm/{name}/interp_scored_frac": float(np.isfinite(score).mean()),
+            f"lm/{name}/interp_lookup": _live_mean(sim),
+            f"lm/{name}/interp_lookup_scored_frac": float(np.isfinite(sim).mean()),
             f"lm/{name}/concentration": _live_mean(conc),
             f"lm/{name}/firing_frac": float((feats > 0).mean()),
             f"lm/{name}/n_features": feats.shape[1]}  # fmt: skip
@@ -135,52 +152,118 @@ def _keep_first(h: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
     return torch.cat([h[:, :1], new.to(h.dtype)], 1)
 
 
-def lm_reference(preset, acts: np.ndarray, tokens: np.ndarray, model, module, ce_ids) -> dict:
+# ---------------------------------------------------------------------- units
+# Every unit below is a module-level function of the preset, a seed and paths (the harvest's
+# folder, the data root): it loads what it needs itself (ctx.cached_parallel runs it in
+# another process or on Ray), so its results equal a serial run's.
+def lm_text(preset, data_dir) -> list[str]:
+    """The text the LM reads: the paper's OpenWebText files (paper preset), else CPython's
+    documentation with generated sentences with names interleaved (``preset.names_frac`` of
+    the characters; the IOI task is about names, which the documentation lacks)."""
+    if preset.lm == "paper":
+        _, text = paper_files(data_dir)
+        return [p.read_text(errors="replace") for p in sorted(text.glob("*.txt"))]
+    return mixed_text(cpython_text(), name_text(preset.name_docs, seed=NAME_TEXT_SEED),
+                      preset.names_frac)  # fmt: skip
+
+
+NAME_TEXT_SEED = 1
+"""The name draw of the SAE's training text (the IOI prompts are drawn with seed 0)."""
+
+
+def lm_spec(preset, data_dir) -> str:
+    """The model :func:`load_lm` opens: the paper's Pythia folder, or the preset's spec."""
+    return str(paper_files(data_dir)[0]) if preset.lm == "paper" else preset.lm
+
+
+def lm_sequences(preset, lm, data_dir) -> torch.Tensor:
+    """The ``n_seq`` harvested sequences, then the ``ce_seqs`` held out for the CE loss."""
+    need = preset.n_seq + preset.ce_seqs
+    ids = token_sequences(lm, lm_text(preset, data_dir), preset.seq_len, need)
+    if len(ids) < need:  # else the CE sequences would be silently empty
+        raise UsageError(f"the text gives {len(ids)} sequences of {preset.seq_len} tokens; "
+                         f"n_seq + ce_seqs = {need} are needed (add text or lower n_seq)")  # fmt: skip
+    return ids
+
+
+def _open_lm(preset, data_dir):
+    """The LM, its hooked module and the CE sequences, inside a unit (torch's threads are the
+    unit's: ``threads=None``)."""
+    lm = load_lm(lm_spec(preset, data_dir), threads=None)
+    module = hook_module(lm.model, preset.layer, preset.site)
+    return lm, module, lm_sequences(preset, lm, data_dir)[preset.n_seq :]
+
+
+def measure_planted(preset, seed: int, act_dir) -> dict[str, float]:
+    """The validation of the offline score on a case with known answers: features planted on
+    the evaluation tokens (:func:`planted_token_features`, as many as the SAE has, in the
+    LM's width), scored as the true codes, as random directions of the planted activations
+    and as the untrained SAE's codes of them, each by the claim's score and by the earlier
+    token-lookup score."""
+    acts, tokens = load_harvest(act_dir)
+    _, tok, explain = _interp_split(preset, acts, tokens)
+    d = acts.shape[1]
+    codes, x = planted_token_features(tok, d, int(preset.ratio * d), seed=seed)
+    xs = torch.from_numpy(x).float()
+    xs = xs * float(np.sqrt(d / (xs**2).sum(1).mean()))
+    sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas[:1], tied=preset.tied,
+                            pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+    with torch.no_grad():
+        untrained = sae.encode(xs)[0].numpy()
+    feats = {"truth": codes, "random": random_basis(d, int(preset.ratio * d) // 2, seed).features(x),
+             "untrained": untrained}  # fmt: skip
+    out = {}
+    for name, f in feats.items():
+        res = _score(name, f, tok, explain, preset)
+        out[f"planted/{name}/interp"] = res[f"lm/{name}/interp"]
+        out[f"planted/{name}/interp_lookup"] = res[f"lm/{name}/interp_lookup"]
+        out[f"planted/{name}/interp_scored_frac"] = res[f"lm/{name}/interp_scored_frac"]
+    return out
+
+
+def lm_reference(preset, act_dir, data_dir) -> dict:
     """What does not depend on the seed, computed once: PCA, ICA (random_state 0) and neuron
     scores, and the model's clean and zero-ablated cross-entropy."""
+    acts, tokens = load_harvest(act_dir)
+    lm, module, ce_ids = _open_lm(preset, data_dir)
     tr, _ = split_tokens(len(acts), preset.val_frac)
     x, tok, explain = _interp_split(preset, acts, tokens)
     fit = acts[tr][: preset.baseline_fit_tokens].astype(np.float64)
     out: dict[str, float] = {}
     for basis in (pca_basis(fit), ica_basis(fit[: preset.ica_fit_tokens], seed=0),
                   neuron_basis(acts.shape[1])):  # fmt: skip
-        out.update(
-            _score(basis.name, basis.features(x.astype(np.float64)), tok, explain, preset.top_k)
-        )
-    out["lm/ce/clean"] = ce_loss(model, ce_ids)
+        out.update(_score(basis.name, basis.features(x.astype(np.float64)), tok, explain, preset))
+    out["lm/ce/clean"] = ce_loss(lm.model, ce_ids)
     with splice(module, lambda h: _keep_first(h, torch.zeros_like(h[:, 1:]))):
-        out["lm/ce/zero_ablation"] = ce_loss(model, ce_ids)
+        out["lm/ce/zero_ablation"] = ce_loss(lm.model, ce_ids)
     return out
 
 
-def measure_lm(
-    preset,
-    seed: int,
-    acts: np.ndarray,
-    tokens: np.ndarray,
-    reference: dict,
-    model_loader,
-    module_loader,
-    ce_ids: torch.Tensor,
-    decode,
-) -> dict[str, Any]:
-    """The SAE (every alpha at once) and the random basis for one seed.
+def _new_sae(preset, d: int, seed: int) -> SparseAutoencoder:
+    return SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
+                             pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+
+
+def measure_lm(preset, seed: int, act_dir, data_dir) -> dict[str, Any]:
+    """The SAE (every alpha at once) and the random basis for one seed, then its IOI
+    patching curves (the trained SAE and, as the claim's control, the same SAE untrained).
 
     The SAE's alpha is chosen on the evaluation split by reconstruction only (the largest
     alpha whose FVU <= ``fvu_max``), never by the interpretability score. Every dictionary is
     scored on the same evaluation tokens: the first half explains, the second half is
-    simulated (:func:`token_simulation_scores`)."""
+    simulated (:func:`explanation_scores`)."""
+    acts, tokens = load_harvest(act_dir)
+    lm, module, ce_ids = _open_lm(preset, data_dir)
     tr, ev = split_tokens(len(acts), preset.val_frac)
     x_train = torch.from_numpy(acts[tr])
     scale = activation_scale(preset, acts[tr])
     d = acts.shape[1]
-    sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
-                            pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
+    sae = _new_sae(preset, d, seed)
     config = TrainConfig(steps=preset.steps, batch_size=preset.batch_size, lr=preset.lr,
                          resample_every=preset.resample_every)  # fmt: skip
     info = train_sae(sae, x_train * scale, config, seed=seed, desc=f"sae seed {seed}")
     stats = _sae_eval(sae, torch.from_numpy(acts[ev]) * scale)
-    out: dict[str, Any] = {**reference, "lm/sae/scale": scale, "lm/sae/resampled": info["resampled"],
+    out: dict[str, Any] = {"lm/sae/scale": scale, "lm/sae/resampled": info["resampled"],
                            "lm/sae/unit_norm_error": _unit_norm_error(sae)}  # fmt: skip
     for m, alpha in enumerate(preset.alphas):
         for name, v in stats[m].items():
@@ -195,9 +278,10 @@ def measure_lm(
     x, tok, explain = _interp_split(preset, acts, tokens)
     with torch.no_grad():
         sae_feats = chosen.encode(torch.from_numpy(x) * scale)[0].numpy()
-    out.update(_score("sae", sae_feats, tok, explain, preset.top_k))
+    out.update(_score("sae", sae_feats, tok, explain, preset))
     rand = random_basis(d, int(preset.ratio * d) // 2, seed)  # as many features as the SAE
-    out.update(_score("random", rand.features(x.astype(np.float64)), tok, explain, preset.top_k))
+    out.update(_score("random", rand.features(x.astype(np.float64)), tok, explain, preset))
+    out.update(measure_untrained(preset, seed, acts, tokens, best, scale))
 
     # CE loss recovered: splice the SAE's reconstruction into the model
     def recon(h):
@@ -205,33 +289,29 @@ def measure_lm(
             rec = chosen(h[:, 1:].reshape(-1, d) * scale)[0][0] / scale
         return _keep_first(h, rec.reshape(h.shape[0], -1, d))
 
-    with splice(module_loader(), recon):
-        out["lm/ce/sae"] = ce_loss(model_loader(), ce_ids)
-    out["lm/sae/ce_recovered"] = loss_recovered(out["lm/ce/clean"], out["lm/ce/sae"],
-                                                out["lm/ce/zero_ablation"])  # fmt: skip
-    out["_dashboard"] = _top_contexts(sae_feats, tok, preset.dashboard_features, decode)
-    out["_sae"] = chosen  # for the IOI patching and --llm units (pickled with the unit)
+    with splice(module, recon):
+        out["lm/ce/sae"] = ce_loss(lm.model, ce_ids)
+    out["_dashboard"] = _top_contexts(sae_feats, tok, preset.dashboard_features, lm.decode)
+    out["_sae"] = chosen  # for the --llm units (pickled with the unit)
+    if preset.ioi_prompts:
+        pairs = ioi_prompts(lm.encode, preset.ioi_prompts)
+        out.update(ioi_sae(preset, lm.model, module, pairs, chosen, scale, "sae"))
+        untrained = _new_sae(preset, d, seed).member(best)  # the control: the same SAE untrained
+        out.update(ioi_sae(preset, lm.model, module, pairs, untrained, scale, "untrained"))
     return out
 
 
-def measure_untrained(
-    preset, seed: int, acts: np.ndarray, tokens: np.ndarray, alpha: float
-) -> dict[str, float]:
+def measure_untrained(preset, seed: int, acts, tokens, alpha_index: int, scale: float) -> dict:
     """The degenerate control of the interpretability claim: the SAE of ``seed`` as it is
     before training (same size, same init, same seed; the member of the alpha the trained SAE
     chose), its codes of the same scaled evaluation tokens scored exactly as the trained
     SAE's (:func:`_score`). If an untrained SAE passes the claim's criterion, the criterion
     cannot tell learning from a random ReLU read-out."""
-    tr, _ = split_tokens(len(acts), preset.val_frac)
-    scale = activation_scale(preset, acts[tr])
-    d = acts.shape[1]
-    sae = SparseAutoencoder(d, int(preset.ratio * d), preset.alphas, tied=preset.tied,
-                            pre_bias=preset.pre_bias, seed=seed)  # fmt: skip
-    untrained = sae.member(list(preset.alphas).index(alpha))
+    untrained = _new_sae(preset, acts.shape[1], seed).member(alpha_index)
     x, tok, explain = _interp_split(preset, acts, tokens)
     with torch.no_grad():
         feats = untrained.encode(torch.from_numpy(x) * scale)[0].numpy()
-    out = _score("untrained", feats, tok, explain, preset.top_k)
+    out = _score("untrained", feats, tok, explain, preset)
     out["lm/untrained/l0"] = l0(feats)
     out["lm/untrained/dead"] = dead_fraction(feats)
     return out
@@ -253,24 +333,32 @@ def _top_contexts(feats: np.ndarray, tokens: np.ndarray, n: int, decode, k: int 
 
 
 # ---------------------------------------------------------------------- IOI patching
-def _grid(ks, m: int) -> list[int]:
-    """The preset's patching grid below ``m``, then ``m`` itself (every feature)."""
-    return [k for k in ks if k < m] + [m]
+def _grid(ks, m: int, zero: bool = False) -> list[int]:
+    """The preset's patching grid below ``m``, then ``m`` itself (every feature); with
+    ``zero``, 0 first (the SAE's error node alone)."""
+    return [0] * zero + [k for k in ks if k < m] + [m]
 
 
-def _curve(preset, name: str, model, module, pairs, encode, directions) -> dict[str, float]:
-    ks = _grid(preset.ioi_ks, directions.shape[0])
-    shares = patching_curve(model, module, pairs, encode, directions, ks)
+def _curve(preset, name: str, model, module, pairs, encode, directions, error=None) -> dict:
+    ks = _grid(preset.ioi_ks, directions.shape[0], zero=error is not None)
+    shares = patching_curve(model, module, pairs, encode, directions, ks, error=error)
     out = {f"ioi/{name}/share_k{k}": s for k, s in zip(ks, shares)}
-    out[f"ioi/{name}/k_needed"] = features_needed(ks, shares, preset.ioi_share)
+    needed = features_needed(ks, shares, preset.ioi_share)
+    # the SAE's error node is one node of the circuit (Marks et al. 2024): nodes = features + 1
+    out[f"ioi/{name}/k_needed"] = needed + (error is not None)
     out[f"ioi/{name}/full_share"] = shares[-1]
+    if error is not None:
+        out[f"ioi/{name}/error_share"] = shares[0]
     return out
 
 
-def ioi_reference(preset, model, module, pairs, acts: np.ndarray) -> dict[str, float]:
+def ioi_reference(preset, act_dir, data_dir) -> dict[str, float]:
     """What does not depend on the seed: whether the model solves the task (logit difference
     IO - S on clean and corrupted prompts) and the patching curves of the neuron basis and
     of PCA (fitted on the same training tokens as in :func:`lm_reference`)."""
+    acts, _ = load_harvest(act_dir)
+    lm, module, _ = _open_lm(preset, data_dir)
+    model, pairs = lm.model, ioi_prompts(lm.encode, preset.ioi_prompts)
     clean, corrupt = task_logit_diffs(model, pairs)
     out = {"ioi/task/logit_diff": float(clean.mean()),
            "ioi/task/logit_diff_se": float(clean.std() / len(clean) ** 0.5),
@@ -286,13 +374,20 @@ def ioi_reference(preset, model, module, pairs, acts: np.ndarray) -> dict[str, f
     return out
 
 
-def ioi_sae(preset, model, module, pairs, sae: SparseAutoencoder, scale: float) -> dict:
-    """The SAE's patching curve: its codes of the scaled activations, its unit atoms mapped
-    back to the model's scale."""
+def ioi_sae(preset, model, module, pairs, sae: SparseAutoencoder, scale: float, name: str) -> dict:
+    """An SAE's patching curve as in sparse feature circuits (Marks et al. 2024): its codes of
+    the scaled activations, its unit atoms mapped back to the model's scale, and its
+    reconstruction error patched as one more node with every ``k`` (so patching every
+    feature and the error is the full patch); beside it, the share of all features with the
+    error left clean (``explained_share``: what the SAE's features alone carry)."""
     with torch.no_grad():
         atoms = sae.dictionary()[0] / scale
     encode = lambda h: sae.encode(h * scale)[0]  # noqa: E731
-    return _curve(preset, "sae", model, module, pairs, encode, atoms)
+    error = lambda h: h - sae(h * scale)[0][0] / scale  # noqa: E731
+    out = _curve(preset, name, model, module, pairs, encode, atoms, error=error)
+    out[f"ioi/{name}/explained_share"] = patching_curve(model, module, pairs, encode, atoms,
+                                                        [atoms.shape[0]])[0]  # fmt: skip
+    return out
 
 
 # ---------------------------------------------------------------------- --llm autointerp
