@@ -16,6 +16,8 @@ from .sae import SparseAutoencoder, unit_rows
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int = 2000
+    """The library's default; the presets set their own (``steps``: smoke 150, default 1000,
+    paper 100000; see the README)."""
     batch_size: int = 256
     """Official default (``config.py`` TrainArgs.batch_size = 256)."""
     lr: float = 1e-3
