@@ -284,8 +284,9 @@ T_LOWER = {
                   "the rate describes"),
     "strongly-convex": (-SLOPE_MARGIN, "the bound's recursion rises to its fixed point "
                         "(lr b + 2 lr G / n) / (1 - tau) > 0 and stays there (slope 0 on "
-                        f"[T/2, T]): the divergence neither grows nor vanishes; -{SLOPE_MARGIN} "
-                        f"{SLOPE_SLACK}"),
+                        "[T/2, T]): the divergence neither grows nor vanishes; the threshold "
+                        f"sits {SLOPE_MARGIN} below that 0, the package's slack (ours, fixed at "
+                        "38d6bb3, as for the upper side; not from the paper)"),
 }  # fmt: skip
 """The lower side of rate-T per convexity: (threshold, derivation)."""
 
