@@ -209,9 +209,7 @@ def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
 # Packages whose independent units do not yet go through ctx.cached_parallel (issue 52):
 # emptied package by package this round.
 RAY_PENDING = {
-    "analogical", "aug-rkhs", "autotcl", "batchprompt", "deer", "gva",
-    "infobatch", "labelwave", "opro", "point2ssm", "refresh", "relora", "sae", "scl-relu",
-    "svd-update",
+    "analogical", "batchprompt", "deer", "infobatch", "opro", "point2ssm", "relora", "scl-relu",
 }  # fmt: skip
 HAS_RAY = importlib.util.find_spec("ray") is not None
 

@@ -5,7 +5,7 @@ them alike; the ratio nn.GRU (faster thread count) / method is taken per repeat 
 median and quartiles reported.
 
     uv run --no-sync python packages/deer/scripts/cpu_before_after.py --before 108d5fa \\
-        --out packages/deer/results/cpu_before_after.json [--hidden 1 4 16] [--T 10000]
+        --out packages/deer/results/bench/cpu_before_after.json [--hidden 1 4 16] [--T 10000]
 
 --before is a commit whose packages/deer/src/iclr24_deer/deer.py is loaded as the "before"
 solver (git show); the "after" solver is the installed iclr24_deer.
