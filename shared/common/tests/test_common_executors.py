@@ -163,3 +163,16 @@ def test_ray_that_cannot_start_or_connect_is_one_line_exit_2(demo, tmp_path, mon
     else:
         assert len(calls) == 2 and calls[0] == {"num_cpus": 2, "include_dashboard": False}
         assert "could not start a local Ray instance" in last
+
+
+def test_a_presets_workers_never_exceed_the_threads(demo, tmp_path, monkeypatch):
+    # a preset measured on 2 cores asks for 2 workers: on a 1-thread run (a pinned CI leg)
+    # one process runs the units; an explicit --workers is still obeyed
+    import ray_demo  # importable once the demo fixture has put its folder on sys.path
+
+    monkeypatch.setattr(ray_demo.Preset, "workers", 2, raising=False)
+    code, capped = demo(tmp_path / "capped", threads=1)
+    assert code == 0 and capped["workers"] == 1 and capped["unit_threads"] == 1
+    assert capped["units_ran"] == {"driver": 6, "local-pool": 0, "ray": 0}
+    code, forced = demo(tmp_path / "forced", "--workers", "2", threads=1)
+    assert code == 0 and forced["workers"] == 2 and forced["units_ran"]["local-pool"] == 6

@@ -147,8 +147,8 @@ class ExperimentApp:
                             f"sets them, else the cores available, {available_cores()} here)")  # fmt: skip
         r.add_argument("--workers", type=_positive_int, default=None,
                        help="local processes for the independent units, each with threads / "
-                            "workers threads (default: the preset's workers if it sets them, "
-                            "else one per thread)")  # fmt: skip
+                            "workers threads (default: the preset's workers if it sets them, at most "
+                            "one per thread, else one per thread)")  # fmt: skip
         r.add_argument("--out", type=Path, default=None,
                        help=f"run directory (default runs/{self.slug}/<preset>)")  # fmt: skip
         r.add_argument("--data-dir", type=Path, default=None,
@@ -254,7 +254,9 @@ class ExperimentApp:
         device = self._device(args.device)
         # --threads, else the preset's own cap (tiny models measured faster on fewer threads)
         threads = set_threads(args.threads or getattr(preset, "threads", None))
-        workers = args.workers or getattr(preset, "workers", None) or threads
+        # a preset's workers were measured on some machine: never more processes than threads
+        # (a 1-core CI leg would otherwise start 2 processes for 1 core); --workers is obeyed
+        workers = args.workers or min(getattr(preset, "workers", None) or threads, threads)
         out = args.out or Path("runs") / self.slug / args.preset
         _check_writable(out)
         fingerprint = {"package": self.package, "preset": args.preset, "device": device,

@@ -100,7 +100,7 @@ class RunContext:
     one worker), in the local process pool, or as Ray tasks."""
     workers: int | None = None
     """Processes for :meth:`cached_parallel` on the local executor (``--workers``, else the
-    preset's ``workers``, else one per thread); each unit gets ``threads // workers``
+    preset's ``workers`` but no more than the threads, else one per thread); each unit gets ``threads // workers``
     threads."""
     executor: str = "local"
     """Where :meth:`cached_parallel` runs its units: ``local`` (a process pool here) or
