@@ -1,6 +1,8 @@
 """Claims read the paired per-seed gaps: a superiority test with a sourced margin (1% of the
 best baseline; 0.01 of relative CD increase), so a loss or a tie fails and a win within seed
-noise is inconclusive; the no-correspondence floor is the control of the shape-model metrics;
+noise is inconclusive; the shape-model statistics are judged non-inferior to the reference
+model (the paper's 'comparable to the PSM'); the no-correspondence floor is the control of
+CD and of the shape-model metrics;
 the robustness measure is the per-seed relative CD increase; every claim says its regime and
 rests on the convergence premises of the trainings its verdict needs."""
 
@@ -47,7 +49,9 @@ def test_a_clear_win_holds_a_loss_fails_a_win_within_noise_is_inconclusive():
     assert noisy["cd"].verdict == "inconclusive"  # mean gap +0.0033, SE larger
 
 
-def shape_metrics(metric, ours, best, floor) -> Metrics:
+def shape_metrics(metric, ours, best, floor, truth=None) -> Metrics:
+    """Shape-model metrics of every method on clean input; ``truth``: the reference model's
+    value (the true correspondences of the generated population), else none (real meshes)."""
     m = Metrics()
     for seed in range(3):
         for method in TRAINED:
@@ -55,43 +59,81 @@ def shape_metrics(metric, ours, best, floor) -> Metrics:
             value = {"point2ssm": ours[seed], "pn-ae": best[seed]}.get(method, 0.5)
             m.add(f"clean/{method}/{metric}", seed, value)
         m.add(f"clean/no-corr/{metric}", seed, floor[seed])
+        if truth is not None and metric == "compactness@3":
+            m.add("clean/point2ssm/true_compactness@3", seed, truth)
+        elif truth is not None:
+            m.add(f"clean/truth/{metric}", seed, truth)
     return m
 
 
-def test_a_compactness_tie_does_not_pass():
-    # real meshes (no truth): the paper's reading, higher is better
-    m = shape_metrics("compactness@3", [0.950, 0.952, 0.954], [0.949, 0.951, 0.953],
-                      floor=[0.18, 0.18, 0.18])  # fmt: skip
-    c = by_id(make_claims(m, PRESET))["compactness"]
-    assert c.verdict == "fails" and c.test.higher_is_better  # +0.001 < the 1% margin 0.0095
-    assert "Table 9 ranks Point2SSM behind" in c.statement  # not an effect the paper reports
+@pytest.mark.parametrize(
+    "ours,verdict",
+    [([0.011, 0.012, 0.013], "holds"),  # within 45% of the truth's 0.010
+     ([0.020, 0.021, 0.022], "fails"),  # twice the truth's
+     ([0.010, 0.016, 0.013], "inconclusive")],  # within on average, not by 2 SE
+)  # fmt: skip
+def test_generalization_is_judged_non_inferior_to_the_reference_model(ours, verdict):
+    """The paper's statement is 'comparable to the PSM', not 'beats the networks': a
+    non-inferiority test against the true correspondences, with the tolerance Table 9 accepts
+    (0.879 / 0.606 - 1 = 0.45 of the reference), whichever network is best."""
+    m = shape_metrics("generalization@3", ours, [0.005] * 3, [0.5] * 3, truth=0.010)
+    c = by_id(make_claims(m, PRESET))["generalization"]
+    assert c.verdict == verdict and c.test.kind == "non-inferiority"
+    assert c.test.margin == pytest.approx((0.879 / 0.606 - 1) * 0.010)
+    assert "0.879/0.606" in str(c.test.source) and "comparable" in c.statement
+    assert "true correspondences" in c.measured and "pn-ae 0.005" in c.measured
 
 
-def test_compactness_is_scored_as_the_distance_to_the_truth():
-    """PN-AE more compact than the true correspondences (0.954 > 0.94) is not better than
-    Point2SSM at 0.936: the claim scores |compactness - truth|, lower is better."""
-    ours, best, truth = [0.935, 0.936, 0.937], [0.953, 0.954, 0.955], 0.94
-    m = shape_metrics("compactness@3", ours, best, floor=[0.18] * 3)
-    for seed in range(3):
-        for method in (*TRAINED, "no-corr"):
-            c = m.by_seed(f"clean/{method}/compactness@3")[seed]
-            m.add(f"clean/{method}/true_compactness@3", seed, truth)
-            m.add(f"clean/{method}/compactness_error@3", seed, abs(c - truth))
-    c = by_id(make_claims(m, PRESET))["compactness"]
-    assert c.verdict == "holds" and not c.test.higher_is_better
-    assert "truth" in c.criterion and "0.94" in c.measured
-    assert c.test.estimate == pytest.approx(0.014 - 0.004)  # paired gap of the distances
+def test_compactness_is_the_distance_to_the_truth_both_ways():
+    """A model more compact than the true correspondences (a collapse) is no nearer the truth
+    than one as far below it; within the tolerance (0.353 x 0.94 = 0.33) both hold, beyond
+    it both fail."""
+    truth = 0.94
+    for ours in ([0.80, 0.81, 0.82], [0.99, 0.995, 0.999]):  # 0.13 below / 0.05 above: hold
+        m = shape_metrics("compactness@3", ours, [0.96] * 3, [0.3] * 3, truth=truth)
+        c = by_id(make_claims(m, PRESET))["compactness"]
+        assert c.verdict == "holds" and c.test.kind == "threshold"
+    far = shape_metrics("compactness@3", [0.40, 0.41, 0.42], [0.96] * 3, [0.3] * 3, truth=truth)
+    c = by_id(make_claims(far, PRESET))["compactness"]
+    assert c.verdict == "fails" and "truth" in c.criterion
+
+
+def test_without_a_truth_the_reference_is_the_best_network():
+    # real meshes: Point2SSM's compactness within 35% of pn-ae's holds, a third of it fails
+    near = shape_metrics("compactness@3", [0.90, 0.91, 0.92], [0.95] * 3, [0.18] * 3)
+    c = by_id(make_claims(near, PRESET))["compactness"]
+    assert c.verdict == "holds" and c.test.higher_is_better and "pn-ae" in c.statement
+    far = shape_metrics("compactness@3", [0.30, 0.31, 0.32], [0.95] * 3, [0.18] * 3)
+    assert by_id(make_claims(far, PRESET))["compactness"].verdict == "fails"
 
 
 def test_the_floor_is_the_control_of_the_shape_model_metrics():
-    ours, best = [0.010, 0.011, 0.012], [0.020, 0.0215, 0.022]
-    clear = by_id(make_claims(shape_metrics("generalization@3", ours, best, [0.5] * 3), PRESET))
-    assert clear["generalization"].holds
-    assert clear["generalization"].test.control["outcome"] == "fails"
+    ours = [0.011, 0.012, 0.013]
+    clear = by_id(make_claims(shape_metrics("specificity@3", ours, [0.01] * 3, [0.5] * 3,
+                                            truth=0.012), PRESET))  # fmt: skip
+    assert clear["specificity"].holds
+    assert clear["specificity"].test.control["outcome"] == "fails"
     # a floor that passes the same test: the criterion cannot tell correspondence from none
-    easy = by_id(make_claims(shape_metrics("generalization@3", ours, best, [0.001] * 3), PRESET))
-    assert easy["generalization"].verdict == "inconclusive"
-    assert "control passes" in easy["generalization"].test.reason
+    easy = by_id(make_claims(shape_metrics("specificity@3", ours, [0.01] * 3, [0.012] * 3,
+                                           truth=0.012), PRESET))  # fmt: skip
+    assert easy["specificity"].verdict == "inconclusive"
+    assert "control passes" in easy["specificity"].test.reason
+
+
+def test_the_floor_is_the_control_of_the_chamfer_distance():
+    """At N/M = 2 the floor (M random input points) beat every network on CD: a CD win over
+    the baselines then says nothing about correspondence networks. The floor runs through
+    the same test: beaten, the claim holds; beating the best baseline, it is inconclusive."""
+    m = metrics([0.10, 0.11, 0.12], [0.20, 0.215, 0.22])
+    for seed, floor in enumerate([0.30, 0.31, 0.32]):
+        m.add("clean/no-corr/cd", seed, floor)
+    beaten = by_id(make_claims(m, PRESET))["cd"]
+    assert beaten.holds and beaten.test.control["outcome"] == "fails"
+    m = metrics([0.10, 0.11, 0.12], [0.20, 0.215, 0.22])
+    for seed, floor in enumerate([0.09, 0.10, 0.11]):
+        m.add("clean/no-corr/cd", seed, floor)
+    passes = by_id(make_claims(m, PRESET))["cd"]
+    assert passes.verdict == "inconclusive" and "control passes" in passes.test.reason
 
 
 def test_robustness_compares_relative_increases_with_the_best_baseline():
@@ -201,9 +243,9 @@ def test_the_regime_is_the_papers_only_on_real_meshes_at_the_official_sizes():
     )
     assert regime(dataclasses.replace(paper, train_sizes=(10,)), "train-size")["regime"] == "below"
     default = regime(PRESETS["default"], "robust")
-    assert default["regime"] == "below" and "N 64 / M 32" in default["needs"]
+    assert default["regime"] == "below" and "N 64 / M 16" in default["needs"]
     assert "N = M = 1024" in default["needs"] and "a47909d" in default["needs"]
-    assert "trained on clean input" in default["needs"]
+    assert "one model per perturbation" in default["needs"]  # the official protocol
     capped = dataclasses.replace(paper, steps=2)  # a miniature of the paper path
     assert regime(capped)["regime"] == "below"
     clean_only = dataclasses.replace(paper, train_on_perturbed=False)

@@ -3,9 +3,12 @@
 Every claim compares Point2SSM with the best of its network baselines (DG-AE, PN-AE, CPAE)
 on that metric, all trained with the same steps, batch and learning rate (the official
 configs give every network the same budget: Adam lr 1e-4, batch 8, up to 3000 epochs with
-early stopping). Each is a paired superiority test over seeds with a sourced margin
-(``iclr24_common.verdicts``): it holds only when Point2SSM is better by more than the
-margin and by more than 2 standard errors. On the shape-model metrics the
+early stopping). Surface sampling, mode recovery and robustness are paired superiority
+tests over seeds with a sourced margin (``iclr24_common.verdicts``): they hold only when
+Point2SSM is better by more than the margin and by more than 2 standard errors. The
+shape-model statistics are what the paper claims of them, comparable to the PSM: a
+non-inferiority to the reference model (the true correspondences) with the tolerance of the
+paper's own Table 9. On CD, mode recovery and the shape-model metrics the
 no-correspondence floor is the control: a criterion it passes too cannot tell
 correspondence from none.
 
@@ -19,7 +22,17 @@ converged (:func:`premises_of`).
 
 from __future__ import annotations
 
-from iclr24_common import Check, Claim, Metrics, Premise, Source, none_of, superiority
+from iclr24_common import (
+    Check,
+    Claim,
+    Metrics,
+    Premise,
+    Source,
+    non_inferiority,
+    none_of,
+    superiority,
+    threshold,
+)
 
 BASELINES = ("dg-ae", "pn-ae", "cpae")
 CONTROL = "no-corr"  # points drawn in random order: a shape model with no correspondence
@@ -32,13 +45,6 @@ REL_MARGIN = 0.01
 INCREASE_MARGIN = 0.01
 DIGITS = ("the largest step a 3-significant-digit table hides (1.00 -> 1.01), the precision "
           "of the paper's tables (Table 9: CD 2.61, P2F 0.304, Gen 0.879)")  # fmt: skip
-# Compactness: on the generated population the true correspondences' compactness(3) is known
-# (about 0.94, measured per seed as ``true_compactness@3``), and a model above it is more
-# compact than the truth (a collapse), so the claim scores the distance to it,
-# ``compactness_error@3`` = |compactness(3) - truth|, lower is better. Real meshes have no
-# true correspondences: there the paper's reading (higher is better) is kept.
-COMPACTNESS_ERROR = ("compactness_error@3", "distance of compactness(3) to the truth's", False)
-
 # Table 9 of the paper (L4 vertebrae, appendix K), as quoted second-hand: CD, P2F (point to
 # surface), Comp (modes for 95% variance: fewer is more compact), Gen, Spec. The main
 # spleen/pancreas/left-atrium comparison table was not found.
@@ -50,27 +56,37 @@ PAPER_TABLE9 = {
     "specificity@3": "Spec: Point2SSM 2.06, DG-AE 1.67, PN-AE 1.70, CPAE 24.7",
 }
 SOURCE = "Table 9, L4 vertebrae, mm; second-hand copy"
-# Table 9 ranks Point2SSM behind DG-AE and PN-AE on the shape-model metrics: the abstract's
-# "outperforms ... in correspondence" is not a number the paper reports for them
-BEHIND_IN_TABLE9 = ("the paper's own Table 9 ranks Point2SSM behind DG-AE and PN-AE on this "
-                    "metric, so this is our test of the abstract's wording, not an effect the "
-                    "paper reports")  # fmt: skip
-
-# metric id, label, higher is better, paper statement, the floor is its control
+# metric id, label, higher is better, paper statement, the floor is its control. The floor
+# (M of the N input points in random order) is the control of CD too: at N/M = 2 (N 64, M
+# 32) it beat Point2SSM (0.0844 vs 0.0905), at N/M = 4 it is beaten (README, "Input size").
 ACCURACY = [
     ("cd", "Chamfer distance (CD) to the surface", False,
-     "abstract: outperforms existing networks in surface sampling", False),
+     "abstract: outperforms existing networks in surface sampling", True),
     ("p2s", "point-to-surface distance (P2S)", False,
      "abstract: outperforms existing networks in surface sampling", False),
-    ("compactness@3", "compactness (variance in 3 modes)", True,
-     "abstract: outperforms existing networks in correspondence", True),
-    ("generalization@3", "generalization (3 modes, leave-one-out)", False,
-     "abstract: outperforms existing networks in correspondence", True),
-    ("specificity@3", "specificity (3 modes)", False,
-     "abstract: outperforms existing networks in correspondence", True),
     ("mode_recovery", "recovery of the known modes (mean R^2)", True,
-     "Fig. modes of variation (qualitative)", True),
+     "abstract: outperforms existing networks in correspondence (our measure of correspondence "
+     "on a population with known modes; the paper shows modes qualitatively)", True),
 ]  # fmt: skip
+# The shape-model statistics: the paper does not claim Point2SSM beats the networks on them
+# (its Table 9 ranks it behind DG-AE and PN-AE) but that its shape model captures the
+# population's statistics comparably to the optimisation-based PSM. Ours: non-inferiority to
+# the reference model (the true correspondences on the generated population, the best an
+# optimisation-based PSM reaches; on real meshes, where no truth exists, the best network),
+# with the tolerance the paper itself accepts: Point2SSM's Table 9 figure relative to the
+# best network's. metric, label, higher is better, tolerance, its derivation
+SSM_STATS = [
+    ("compactness@3", "compactness (variance in 3 modes)", True, 1 - 22 / 34,
+     "Table 9: Point2SSM needs 34 modes for 95% of the variance where DG-AE needs 22, "
+     "1 - 22/34 = 0.353 less variance per mode"),
+    ("generalization@3", "generalization (3 modes, leave-one-out)", False, 0.879 / 0.606 - 1,
+     "Table 9: Point2SSM's generalization 0.879 vs PN-AE's 0.606, 0.879/0.606 - 1 = 0.45"),
+    ("specificity@3", "specificity (3 modes)", False, 2.06 / 1.67 - 1,
+     "Table 9: Point2SSM's specificity 2.06 vs DG-AE's 1.67, 2.06/1.67 - 1 = 0.234"),
+]  # fmt: skip
+COMPARABLE = ("the paper: Point2SSM's shape model captures the population statistics "
+              "comparably to the optimisation-based PSM (Sec. 4 results; abstract: 'better "
+              "capturing population-level statistics')")  # fmt: skip
 # The floor samples the surface exactly (P2S 0 on clean input), so on CD and P2S it is an
 # oracle, not a degenerate control; on the shape-model metrics it has no correspondence.
 
@@ -156,35 +172,17 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
     if "clean" not in conditions:
         return claims
     for metric, label, higher, statement, controlled in ACCURACY:
-        if metric == "compactness@3" and f"clean/point2ssm/{COMPACTNESS_ERROR[0]}" in m:
-            metric, label, higher = COMPACTNESS_ERROR
         if f"clean/point2ssm/{metric}" not in m:
             continue
         b = best_baseline(m, f"clean/{{}}/{metric}", higher)
         ours_, theirs = f"clean/point2ssm/{metric}", f"clean/{b}/{metric}"
         floor = f"clean/{CONTROL}/{metric}"
         use_control = controlled and floor in m
-        # the margin: 1% of the quantity compared (an error's 1% of the truth it is measured
-        # from: 1% of a near-zero error would be no margin at all)
-        truth = "clean/point2ssm/true_compactness@3"
-        ref = truth if metric == COMPACTNESS_ERROR[0] else theirs
-        margin = REL_MARGIN * abs(m.mean(ref))
-        of = "the true compactness(3)" if ref == truth else f"{b}'s mean"
+        margin = REL_MARGIN * abs(m.mean(theirs))  # 1% of the quantity compared
         others = ", ".join(f"{o} {m.fmt(f'clean/{o}/{metric}', 4)}" for o in BASELINES if o != b)
-        key = "compactness@3" if metric == COMPACTNESS_ERROR[0] else metric
-        table = PAPER_TABLE9.get(key)
+        table = PAPER_TABLE9.get(metric)
         paper = f"{statement}; {table} ({SOURCE})" if table else statement
         ctl = f"; control: the no-correspondence floor {m.fmt(floor, 4)}" if use_control else ""
-        if metric == COMPACTNESS_ERROR[0]:
-            ctl += (f"; compactness(3) itself: Point2SSM {m.fmt('clean/point2ssm/compactness@3', 3)}"
-                    f", {b} {m.fmt(f'clean/{b}/compactness@3', 3)}, the true correspondences "
-                    f"{m.fmt('clean/point2ssm/true_compactness@3', 3)}")  # fmt: skip
-        said = f"Point2SSM beats the best network baseline on {label}"
-        if key in ("compactness@3", "generalization@3", "specificity@3"):
-            said += f" ({BEHIND_IN_TABLE9})"
-        elif key == "mode_recovery":
-            said += " (our measure of the abstract's correspondence on a population with known "
-            said += "modes; the paper shows modes qualitatively)"
         test = superiority(
             m.by_seed(ours_),
             m.by_seed(theirs),
@@ -192,42 +190,50 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
             higher_is_better=higher,
             control=m.by_seed(floor) if use_control else None,
             control_name=CONTROL,
-            source=Source.derived(f"1% of {of} {abs(m.mean(ref)):.4g} = {margin:.3g}: {DIGITS}"),
-        )
+            source=Source.derived(f"1% of {b}'s mean {abs(m.mean(theirs)):.4g} = {margin:.3g}: "
+                                  f"{DIGITS}"),
+        )  # fmt: skip
         claims.append(
             Claim(
-                id=metric.split("@")[0].removesuffix("_error").replace("_", "-"),
-                statement=said,
+                id=metric.replace("_", "-"),
+                statement=f"Point2SSM beats the best network baseline on {label}",
                 paper=paper,
                 measured=f"Point2SSM {m.fmt(ours_, 4)} vs best baseline {b} {m.fmt(theirs, 4)} "
                 f"(others: {others}); Point2SSM - {b} {m.gap(ours_, theirs)}{ctl}",
                 criterion=f"Point2SSM's {label} vs the best baseline's ({b}), clean input, "
-                f"margin {margin:.3g} = 1% of {of}",
+                f"margin {margin:.3g} = 1% of {b}'s mean",
                 test=test,
                 test_set="per-seed",  # each seed generates (or splits) its own test shapes
                 rests_on=premises_of(m, ("clean",), ("point2ssm", b), rivals(b), test.outcome),
                 **regime(preset, "main"),
             )
         )
+    for metric, label, higher, tol, derivation in SSM_STATS:
+        if f"clean/point2ssm/{metric}" in m:
+            claims.append(comparable_claim(m, preset, metric, label, higher, tol, derivation))
     for cond in conditions:
         if cond == "clean" or f"{cond}/point2ssm/cd_increase" not in m:
             continue
         name = f"{cond}/{{}}/cd_increase"
         b = best_baseline(m, name, higher=False)
-        where = "trained on clean input, " if not preset.train_on_perturbed else "trained and "
+        where = ("trained on clean input, " if not preset.train_on_perturbed else
+                 "one model per method trained and ")  # fmt: skip
         test = _smaller_increase(m, name, b)
         trainings = ("clean", cond) if preset.train_on_perturbed else ("clean",)
+        level = {"noisy": f"noise sd {preset.noise:g}", "partial": f"{preset.missing:.0%} missing",
+                 "sparse": f"N = {preset.sparse_points}"}[cond]  # fmt: skip
         claims.append(
             Claim(
                 id=f"robust-{cond}",
-                statement=f"Point2SSM degrades less than every network baseline under {cond} input",
+                statement=f"Point2SSM degrades less than the strongest network baseline under "
+                f"{cond} input ({level})",
                 paper=f"robustness study ({cond} input): Point2SSM the most robust network "
                 "(figure; values not found)",
                 measured=f"relative CD increase {m.fmt(name.format('point2ssm'), 3)} vs best "
                 f"baseline {b} {m.fmt(name.format(b), 3)}; Point2SSM - {b} "
                 f"{m.gap(name.format('point2ssm'), name.format(b))}",
                 criterion=f"Point2SSM's relative CD increase vs the best baseline's ({b}), "
-                f"{where}tested on {cond} input, margin {INCREASE_MARGIN} (1% of the clean CD)",
+                f"{where}tested on {cond} input ({level}), margin {INCREASE_MARGIN} (1% of the clean CD)",
                 test=test,
                 test_set="per-seed",
                 rests_on=premises_of(m, trainings, ("point2ssm", b), rivals(b), test.outcome),
@@ -237,6 +243,64 @@ def make_claims(m: Metrics, preset) -> list[Claim]:
     if preset.train_sizes:
         claims.append(train_size_claim(m, preset))
     return claims
+
+
+def comparable_claim(m: Metrics, preset, metric: str, label: str, higher: bool, tol: float,
+                     derivation: str) -> Claim:  # fmt: skip
+    """Point2SSM's shape-model statistic is within the paper's own tolerance of the reference
+    model's: the true correspondences where the population has them (compactness then scored
+    as the distance to the truth's, both ways: a collapse is no better than a spread), else
+    the best network. The no-correspondence floor is the control."""
+    ours_, floor = f"clean/point2ssm/{metric}", f"clean/{CONTROL}/{metric}"
+    truth = f"clean/truth/{metric}"
+    if metric == "compactness@3" and "clean/point2ssm/true_compactness@3" in m:
+        truth = "clean/point2ssm/true_compactness@3"
+    has_truth = truth in m
+    ref_name = "the true correspondences" if has_truth else best_baseline(
+        m, f"clean/{{}}/{metric}", higher)  # fmt: skip
+    ref = truth if has_truth else f"clean/{ref_name}/{metric}"
+    tolerance = tol * abs(m.mean(ref))
+    source = Source.derived(f"{tol:.3g} x the reference's mean {abs(m.mean(ref)):.4g} = "
+                            f"{tolerance:.3g}; {derivation}")  # fmt: skip
+    floor_vals = m.by_seed(floor) if floor in m else None
+    if metric == "compactness@3" and has_truth:
+        err = lambda name: {s: abs(v - m.by_seed(ref)[s]) for s, v in m.by_seed(name).items()}  # noqa: E731
+        test = threshold(
+            err(ours_),
+            threshold=tolerance,
+            higher_is_better=False,
+            source=source,
+            control=err(floor) if floor_vals else None,
+            control_name=CONTROL,
+        )
+        rule = f"|compactness(3) - the truth's| below {tolerance:.3g}"
+    else:
+        test = non_inferiority(m.by_seed(ours_), m.by_seed(ref), tolerance=tolerance,
+                               higher_is_better=higher, source=source, control=floor_vals,
+                               control_name=CONTROL)  # fmt: skip
+        rule = (
+            f"within {tolerance:.3g} of the reference ({'higher' if higher else 'lower'} is better)"
+        )
+    nets = ", ".join(f"{o} {m.fmt(f'clean/{o}/{metric}', 4)}" for o in BASELINES
+                     if f"clean/{o}/{metric}" in m)  # fmt: skip
+    ctl = f"; control: the no-correspondence floor {m.fmt(floor, 4)}" if floor_vals else ""
+    methods = ("point2ssm",) if has_truth else ("point2ssm", ref_name)
+    return Claim(
+        id=metric.split("@")[0],
+        statement=f"Point2SSM's {label} is comparable to the reference shape model's "
+        f"({ref_name}{'; our stand-in for the optimisation-based PSM' if has_truth else ''})",
+        paper=f"{COMPARABLE}; {PAPER_TABLE9[metric]} ({SOURCE}): the paper does not rank "
+        "Point2SSM first on this metric",
+        measured=f"Point2SSM {m.fmt(ours_, 4)} vs {ref_name} {m.fmt(ref, 4)} (networks: {nets})"
+        f"{ctl}",
+        criterion=f"Point2SSM's {label} {rule}, clean input",
+        test=test,
+        test_set="per-seed",
+        rests_on=premises_of(
+            m, ("clean",), methods, () if has_truth else rivals(ref_name), test.outcome
+        ),  # fmt: skip
+        **regime(preset, "main"),
+    )
 
 
 def convergence_premises(m: Metrics, preset) -> list[Premise]:

@@ -7,6 +7,7 @@ The command line is ``app`` at the bottom (``iclr24-point2ssm reproduce --help``
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +57,11 @@ PAPER = Paper(
 )
 TRAINED = ("point2ssm", "dg-ae", "pn-ae", "cpae")
 BASELINES = ("dg-ae", "pn-ae", "cpae")
-METHODS = (*TRAINED, "no-corr")
+CONTROL = "no-corr"
+METHODS = (*TRAINED, CONTROL)
 CONDITIONS = ("clean", "noisy", "partial", "sparse")
+
+NUM_INPUT, NUM_OUTPUT = 64, 16  # the default's N and M (README "Input size": the probe)
 
 
 @dataclass(frozen=True)
@@ -102,10 +106,13 @@ class Preset:
     """Adam learning rate (official cfgs: lr 0.0001, no decay)."""
     checkpoint_every: int = 500
     """Training steps between checkpoints (--resume continues a training from the last)."""
-    noise: float = 0.01
-    """Noise sd of the 'noisy' condition, normalised units (official noise_level 0.25-2 mm)."""
+    noise: float = 0.027
+    """Noise sd of the 'noisy' condition, normalised units: the official grid's largest level,
+    noise_level 2 mm, over the spleen training set's max |coordinate| 73.9 mm (the official
+    scale factor; official grid 0.25, 0.5, 1, 2 mm = 0.0034-0.027)."""
     missing: float = 0.2
-    """Missing fraction of the 'partial' condition (official missing_percent up to 0.2)."""
+    """Missing fraction of the 'partial' condition (the official grid's largest level:
+    missing_percent 0.05, 0.1, 0.2)."""
     sparse_points: int = 256
     """Input points of the 'sparse' condition (the paper's sparse-input study; our N/4)."""
     cpae_cross_after_epochs: int = 100
@@ -120,15 +127,23 @@ class Preset:
     test shapes and steps) on which Point2SSM and the strongest baseline (the best clean CD of
     the main comparison) are trained again (the paper's limited-training-data study)."""
     train_on_perturbed: bool = True
-    """Train a model per condition with perturbed inputs (official), else train on clean only."""
+    """One model per perturbation, trained and tested with it (official: dataset.py perturbs
+    the train and the test split alike), for Point2SSM and the strongest baseline of the
+    clean comparison; else every model is trained on clean input only."""
     max_modes: int = 10
     """Modes on the compactness / generalization / specificity curves."""
     spec_samples: int = 200
     """Samples drawn for specificity."""
-    threads: int | None = 1
-    """Torch threads (the default of ``--threads``; None: every core). The networks are small:
-    on the shared 2-core machine a 2-thread pool stalled (3005 s for a run that takes 484 s at
-    one thread)."""
+    threads: int | None = None
+    """Threads of the run (the default of ``--threads``; None: every core), split among
+    ``workers`` processes."""
+    workers: int | None = 2
+    """Local executor processes, each with threads // workers threads (None: one per thread).
+    The networks are small: one thread each beats a 2-thread pool (on the shared 2-core
+    machine a 2-thread pool stalled: 3005 s for a run that takes 484 s at one thread); the
+    smoke (13 units, 2026-12-05, alone under the CPU lock) took 26.3 s at 2 x 1 and 13.9 s at
+    1 x 2, all of it the ~4 s torch start-up of each worker's first training (4 per run),
+    which the default's 10-60 s trainings amortise (README "Units")."""
 
     def __post_init__(self):
         for name in ("conditions", "sparse_sweep", "train_sizes"):  # lists from the CLI
@@ -158,22 +173,25 @@ class Preset:
 
 PRESETS = {
     # seconds per stage: the same code path as default (the convergence rule checked at 10
-    # and every 5 steps to the cap of 20)
-    "smoke": Preset(seeds=(0,), n_train=16, n_test=12, num_input=64, num_output=32, k=10,
+    # and every 5 steps to the cap of 20; one model per perturbation)
+    "smoke": Preset(seeds=(0,), n_train=16, n_test=12, num_input=64, num_output=16, k=10,
                     bb_size=2, d_ff=64, latent=32, steps=20, min_steps=10, check_every=5,
-                    lr=1e-3, max_modes=5, spec_samples=50, sparse_points=24,
-                    train_on_perturbed=False, cpae_cross_after_epochs=1, sparse_sweep=(16, 32),
-                    train_sizes=(8,)),
-    # slim CPU configuration: N=64, M=32, narrow DGCNN; every model trained on clean input
-    # (one model per method and seed) until the convergence rule holds (cap 2000 steps =
-    # 400 epochs) and tested on every condition; sparse sweep N = 16..64 of the trained
-    # models; training-size sweep 10 / 40 shapes; 20 test shapes
-    "default": Preset(n_test=20, num_input=64, num_output=32, k=16, bb_size=2, d_ff=256,
-                      steps=2000, min_steps=400, lr=1e-3, sparse_points=16,
-                      train_on_perturbed=False, cpae_cross_after_epochs=40,
-                      sparse_sweep=(16, 32, 64), train_sizes=(10,)),
+                    lr=1e-3, max_modes=5, spec_samples=50, sparse_points=16,
+                    cpae_cross_after_epochs=1, sparse_sweep=(16, 32), train_sizes=(6,)),
+    # slim CPU configuration: N=64, M=16 (N/M = 4: at N/M = 2 the no-correspondence floor
+    # beat Point2SSM on CD by 5%, at 4 they are level; no size probed up to N = 256 beat it
+    # clearly, README "Input size"), narrow DGCNN; every network
+    # trained on clean input until the convergence rule holds (cap 1500 steps = 300 epochs);
+    # Point2SSM and the strongest baseline trained again per perturbation at the official
+    # grid's largest level (noise 2 mm, 20% missing, N/4 points, 6 training shapes); sparse
+    # sweep of the clean models; 20 test shapes
+    "default": Preset(n_test=20, num_input=NUM_INPUT, num_output=NUM_OUTPUT, k=16, bb_size=2,
+                      d_ff=256, steps=1500, min_steps=400, lr=1e-3,
+                      sparse_points=NUM_INPUT // 4, cpae_cross_after_epochs=40,
+                      sparse_sweep=(NUM_INPUT // 4, NUM_INPUT // 2, NUM_INPUT),
+                      train_sizes=(6,)),
     # the paper's sizes on the official spleen meshes (GPU expected; every core)
-    "paper": Preset(seeds=(0,), data="meshes", threads=None),
+    "paper": Preset(seeds=(0,), data="meshes", workers=None),
 }  # fmt: skip
 
 
@@ -292,64 +310,77 @@ def evaluate(y: np.ndarray, test: Population, preset: Preset, seed: int) -> dict
 # ----------------------------------------------------------------------------- units
 
 
-class SeedData:
-    """A seed's populations, built the first time a unit that needs them runs (a resumed run
-    whose units are all finished never builds them)."""
+def fit_unit(preset: Preset, data_dir: Path, device: str, seed: int, method: str,
+             train_cond: str, tests: dict[str, Perturbation], n_train: int | None = None,
+             checkpoint: Path | None = None, resume: bool = False) -> dict:  # fmt: skip
+    """One unit of the executor: train ``method`` on seed ``seed``'s training shapes (the
+    first ``n_train`` of them, else all) with the inputs of condition ``train_cond``, then
+    score it on the test shapes under every perturbation of ``tests`` (name -> perturbation).
+    Seeds itself and reads its data from ``data_dir`` (never from the run context), so it
+    runs the same in a worker process or a Ray task. ``method`` 'no-corr' trains nothing (the
+    floor). Returns the training's losses and seconds and each test's metrics and curves
+    (with the correspondences of the 'clean' test, for the mode figure)."""
+    train_set, test = load_data(preset, data_dir, seed)
+    out: dict = {"losses": [], "seconds": 0.0, "evals": {}}
+    model = None
+    if method != "no-corr":
+        if n_train is not None:
+            train_set = train_set.subset(range(n_train))
+        seed_everything(seed)
+        model = build(method, preset).to(torch.device(device))
+        t0 = time.perf_counter()
+        out["losses"] = train(
+            model,
+            torch.as_tensor(train_set.pool, dtype=torch.float32),
+            torch.as_tensor(train_set.gt, dtype=torch.float32),
+            perturbation(train_cond, preset),
+            train_config(preset),
+            seed,
+            desc=f"seed {seed} {train_cond} {method}" + (f" n={n_train}" if n_train else ""),
+            checkpoint=checkpoint,
+            resume=resume,
+        )
+        out["seconds"] = time.perf_counter() - t0
+    for name, pert in tests.items():
+        res = score(preset, test, seed, model, pert)
+        if name != "clean":
+            res.pop("y")
+        out["evals"][name] = res
+    if method == "no-corr" and len(test.coeffs):  # the reference model: true correspondences
+        out["evals"]["truth"] = {"metrics": reference_metrics(test, preset, seed)}
+    return out
 
-    def __init__(self, preset: Preset, data_dir: Path, seed: int):
-        self.preset, self.data_dir, self.seed, self._pops = preset, data_dir, seed, None
 
-    @property
-    def pops(self) -> tuple[Population, Population]:
-        if self._pops is None:
-            self._pops = load_data(self.preset, self.data_dir, self.seed)
-        return self._pops
-
-
-def train_unit(ctx: RunContext, data: SeedData, method: str, cond: str,
-               n_train: int | None = None) -> dict:  # fmt: skip
-    """Train one model on one seed's training shapes (the first ``n_train`` of them, else
-    all) with one input condition."""
-    preset, seed = ctx.preset, data.seed
-    train_set = data.pops[0]
-    if n_train is not None:
-        train_set = train_set.subset(range(n_train))
-    seed_everything(seed)
-    model = build(method, preset).to(ctx.torch_device)
-    cfg = train_config(preset)
-    t0 = time.perf_counter()
-    losses = train(
-        model,
-        torch.as_tensor(train_set.pool, dtype=torch.float32),
-        torch.as_tensor(train_set.gt, dtype=torch.float32),
-        perturbation(cond, preset),
-        cfg,
-        seed,
-        desc=f"seed {seed} {cond} {method}",
-        checkpoint=ctx.path(f"checkpoints/seed{seed}-{cond}-{method}-n{n_train or 'all'}.pt"),
-        resume=ctx.resume,
-    )
-    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    return {"state": state, "losses": losses, "seconds": time.perf_counter() - t0}
-
-
-def eval_unit(ctx: RunContext, data: SeedData, method: str, pert: Perturbation,
-              trained: dict | None) -> dict:  # fmt: skip
-    """Correspondences of the test shapes under one input perturbation, and their metrics."""
-    preset, seed = ctx.preset, data.seed
-    test = data.pops[1]
+def score(preset: Preset, test: Population, seed: int, model: torch.nn.Module | None,
+          pert: Perturbation) -> dict:  # fmt: skip
+    """Correspondences of the test shapes under one input perturbation (the model's, or the
+    floor's when ``model`` is None) and their metrics."""
     g_test = torch.Generator().manual_seed(10_000 + seed)  # the same test inputs for every method
     x = draw_inputs(torch.as_tensor(test.pool, dtype=torch.float32), pert, g_test)
-    if trained is None:
+    if model is None:
         y = no_correspondence(x, preset.num_output, g_test.manual_seed(seed))
     else:
-        model = build(method, preset).to(ctx.torch_device)
-        model.load_state_dict(trained["state"])
         y = predict(model, x)
     y = y.numpy().astype(np.float64)
     out = evaluate(y, test, preset, seed)
     out["y"] = y.astype(np.float32)
     return out
+
+
+def reference_metrics(test: Population, preset: Preset, seed: int) -> dict[str, float]:
+    """The shape-model statistics of the true correspondences (the generated population's
+    template vertices, one order on every shape), on M template vertices picked once: the
+    reference an optimisation-based PSM converges to at best, our stand-in for the paper's
+    PSM (ShapeWorks is not run here)."""
+    verts = np.asarray(test.vertices, dtype=np.float64)
+    pick = np.random.default_rng(0).choice(verts.shape[1], preset.num_output, replace=False)
+    y = verts[:, np.sort(pick)]
+    at3 = lambda c: float(c[min(2, len(c) - 1)])  # noqa: E731
+    return {
+        "modes_for_95pct": float(ShapeModel().fit(y).modes_needed(0.95)),
+        "generalization@3": at3(generalization(y, preset.max_modes)),
+        "specificity@3": at3(specificity(y, preset.max_modes, preset.spec_samples, rng=seed)),
+    }
 
 
 def add_degradation(metrics: Metrics, seed: int, cd: dict[tuple[str, str], float]) -> None:
@@ -371,85 +402,132 @@ def add_sweep_point(metrics: Metrics, seed: int, prefix: str, values: dict,
         metrics.add(f"{prefix}cd_increase", seed, values["cd"] / clean_cd - 1)
 
 
+def robust_methods(metrics: Metrics, preset: Preset) -> tuple[str, ...]:
+    """The networks trained again per perturbation: Point2SSM and the strongest baseline of
+    the main comparison (best mean clean CD; every network when clean input is not run).
+    Training every baseline per perturbation would triple the cost of the robustness study;
+    the claims compare Point2SSM with the strongest baseline only."""
+    if "clean" not in preset.conditions:
+        return TRAINED
+    return ("point2ssm", best_baseline(metrics, "clean/{}/cd", higher=False))
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     open3d()  # meshes, surface sampling and P2S: a missing open3d/libusb stops the run at once
     if preset.data == "meshes":  # so do absent paper meshes
         mesh_split_dirs(mesh_root(preset, ctx.data_dir), require=True)
     ctx.log.info("preset %s: %s", ctx.preset_name, preset)
-    metrics, curves, last_y = Metrics(), {}, {}
-    losses, all_cd = {}, {}
-    train_conds = preset.conditions if preset.train_on_perturbed else ("clean",)
+    metrics, curves, last_y, losses = Metrics(), {}, {}, {}
+    fit = functools.partial(fit_unit, preset, ctx.data_dir, str(ctx.torch_device))
+
+    def ckpt(seed: int, cond: str, method: str, n: int | None = None) -> dict:
+        path = ctx.path(f"checkpoints/seed{seed}-{cond}-{method}-n{n or 'all'}.pt")
+        return {"checkpoint": path, "resume": ctx.resume}
+
+    def record(seed: int, cond: str, method: str, res: dict, prefix: str | None = None) -> None:
+        prefix = prefix or f"{cond}/{method}/"
+        if res["losses"]:
+            add_training(metrics, seed, prefix, res, preset)
+            losses.setdefault(prefix.rstrip("/"), []).append(res["losses"])
+
+    # Phase 1, one executor unit per (seed, network): trained on clean input (every condition
+    # under --train-clean-only), scored on clean input, the sparse sweep and (clean-only) every
+    # perturbed condition; and per seed the floor on every condition with the reference model.
+    perturbed = [c for c in preset.conditions if c != "clean"]
+    tests = {c: perturbation(c, preset) for c in preset.conditions if c == "clean"
+             or not preset.train_on_perturbed}  # fmt: skip
+    tests |= {f"points{n}": Perturbation(num_points=n) for n in preset.sparse_sweep}
+    jobs = {}
     for seed in ctx.seeds:
-        data = SeedData(preset, ctx.data_dir, seed)
-        trained = {}
-        for tc in train_conds:
-            for method in TRAINED:
-                t = ctx.cached(f"seed{seed}/{tc}/{method}/train",
-                               lambda m=method, c=tc, d=data: train_unit(ctx, d, m, c))  # fmt: skip
-                trained[tc, method] = t
-                add_training(metrics, seed, f"{tc}/{method}/", t, preset)
-                losses.setdefault(f"{tc}/{method}", []).append(t["losses"])
-        seed_cd = {}
-        for cond in preset.conditions:
-            tc = cond if preset.train_on_perturbed else "clean"
-            for method in METHODS:
-                model = trained.get((tc, method))  # None: the untrained floor
-                res = ctx.cached(f"seed{seed}/{cond}/{method}/eval",
-                                 lambda m=method, c=cond, d=data, t=model:
-                                 eval_unit(ctx, d, m, perturbation(c, preset), t))  # fmt: skip
-                metrics.update(seed, res["metrics"], prefix=f"{cond}/{method}/")
-                seed_cd[cond, method] = res["metrics"]["cd"]
-                curves.setdefault(f"{cond}/{method}", []).append(res["curves"])
+        for method in TRAINED:  # the slowest first
+            jobs[f"seed{seed}/clean/{method}"] = functools.partial(
+                fit, seed, method, "clean", tests, **ckpt(seed, "clean", method)
+            )
+        jobs[f"seed{seed}/floor"] = functools.partial(
+            fit, seed, CONTROL, "clean", {c: perturbation(c, preset) for c in preset.conditions}
+        )
+    first = ctx.cached_parallel(jobs, desc="clean models")
+    cds = {seed: {} for seed in ctx.seeds}
+    for seed in ctx.seeds:
+        for method in METHODS:
+            res = first[f"seed{seed}/floor" if method == CONTROL else f"seed{seed}/clean/{method}"]
+            record(seed, "clean", method, res)
+            for cond in preset.conditions:
+                if cond not in res["evals"]:
+                    continue
+                ev = res["evals"][cond]
+                metrics.update(seed, ev["metrics"], prefix=f"{cond}/{method}/")
+                cds[seed][cond, method] = ev["metrics"]["cd"]
+                curves.setdefault(f"{cond}/{method}", []).append(ev["curves"])
                 if cond == preset.conditions[0]:
-                    last_y[method] = res["y"]
-                m = res["metrics"]
-                ctx.log.info("seed %d %-7s %-9s p2s %.4f  cd %.4f  compact@3 %.3f  r2 %s", seed,
-                             cond, method, m["p2s"], m["cd"], m["compactness@3"],
-                             f"{m['mode1_r2']:.3f}" if "mode1_r2" in m else "n/a")  # fmt: skip
-        add_degradation(metrics, seed, seed_cd)
-        all_cd[seed] = seed_cd
-        for n in preset.sparse_sweep:  # the trained models on sparser clean input
-            for method in (m for m in TRAINED if ("clean", m) in trained):
-                res = ctx.cached(f"seed{seed}/points{n}/{method}/eval",
-                                 lambda m=method, n=n, d=data, t=trained["clean", method]:
-                                 eval_unit(ctx, d, m, Perturbation(num_points=n), t))  # fmt: skip
-                add_sweep_point(metrics, seed, f"points{n}/{method}/", res["metrics"],
-                                seed_cd.get(("clean", method)))  # fmt: skip
-        ctx.save_partial(metrics)
+                    last_y[method] = ev["y"] if "y" in ev else None
+            if "truth" in res["evals"]:
+                metrics.update(seed, res["evals"]["truth"]["metrics"], prefix="clean/truth/")
+    # Phase 2 (needs phase 1's strongest baseline): one model per perturbation, trained and
+    # tested with it at the preset's level (official protocol), and the training-size sweep
+    methods = robust_methods(metrics, preset)
+    jobs = {}
+    for seed in ctx.seeds:
+        for cond in perturbed if preset.train_on_perturbed else ():
+            for method in methods:
+                jobs[f"seed{seed}/{cond}/{method}"] = functools.partial(
+                    fit,
+                    seed,
+                    method,
+                    cond,
+                    {cond: perturbation(cond, preset)},
+                    **ckpt(seed, cond, method),
+                )
+        for n in preset.train_sizes if "clean" in preset.conditions else ():
+            for method in methods:
+                jobs[f"seed{seed}/train{n}/{method}"] = functools.partial(
+                    fit,
+                    seed,
+                    method,
+                    "clean",
+                    {"clean": perturbation("clean", preset)},
+                    n,
+                    **ckpt(seed, "clean", method, n),
+                )
+    second = ctx.cached_parallel(jobs, desc="perturbed models") if jobs else {}
+    for seed in ctx.seeds:
+        for cond in perturbed if preset.train_on_perturbed else ():
+            for method in methods:
+                res = second[f"seed{seed}/{cond}/{method}"]
+                record(seed, cond, method, res)
+                ev = res["evals"][cond]
+                metrics.update(seed, ev["metrics"], prefix=f"{cond}/{method}/")
+                cds[seed][cond, method] = ev["metrics"]["cd"]
+                curves.setdefault(f"{cond}/{method}", []).append(ev["curves"])
+        add_degradation(metrics, seed, cds[seed])
+        for n in preset.sparse_sweep:  # the clean models on sparser clean input
+            for method in TRAINED:
+                ev = first[f"seed{seed}/clean/{method}"]["evals"][f"points{n}"]
+                add_sweep_point(metrics, seed, f"points{n}/{method}/", ev["metrics"],
+                                cds[seed].get(("clean", method)))  # fmt: skip
+        for n in preset.train_sizes if "clean" in preset.conditions else ():
+            for method in methods:
+                res = second[f"seed{seed}/train{n}/{method}"]
+                record(seed, "clean", method, res, prefix=f"train{n}/{method}/")
+                add_sweep_point(metrics, seed, f"train{n}/{method}/",
+                                res["evals"]["clean"]["metrics"],
+                                cds[seed].get(("clean", method)))  # fmt: skip
     if preset.train_sizes and "clean" in preset.conditions:
-        # the training-size sweep: Point2SSM and the strongest baseline of this run's main
-        # comparison (best mean clean CD over seeds), on the first n training shapes
-        best = best_baseline(metrics, "clean/{}/cd", higher=False)
-        ctx.log.info("training-size sweep %s: point2ssm and %s", preset.train_sizes, best)
-        for seed in ctx.seeds:
-            data = SeedData(preset, ctx.data_dir, seed)
-            for n in preset.train_sizes:
-                for method in ("point2ssm", best):
-                    t = ctx.cached(f"seed{seed}/train{n}/{method}/train",
-                                   lambda m=method, n=n, d=data:
-                                   train_unit(ctx, d, m, "clean", n))  # fmt: skip
-                    add_training(metrics, seed, f"train{n}/{method}/", t, preset)
-                    losses.setdefault(f"train{n}/{method}", []).append(t["losses"])
-                    res = ctx.cached(f"seed{seed}/train{n}/{method}/eval",
-                                     lambda m=method, d=data, t=t:
-                                     eval_unit(ctx, d, m, perturbation("clean", preset), t))  # fmt: skip
-                    add_sweep_point(metrics, seed, f"train{n}/{method}/", res["metrics"],
-                                    all_cd[seed].get(("clean", method)))  # fmt: skip
-            ctx.save_partial(metrics)
         names = {n: f"train{n}/{{}}/cd" for n in preset.train_sizes}
         names[preset.n_train] = "clean/{}/cd"  # the main comparison's models
-        ctx.save_figure(plot_sweep(metrics, names, ("point2ssm", best), "training shapes",
+        ctx.save_figure(plot_sweep(metrics, names, methods, "training shapes",
                                    "test CD vs training-set size"), "train_size.png")  # fmt: skip
     if preset.sparse_sweep:
         names = {n: f"points{n}/{{}}/cd" for n in preset.sparse_sweep}
         ctx.save_figure(plot_sweep(metrics, names, TRAINED, "input points N",
                                    "test CD vs input points (trained at "
                                    f"N={preset.num_input})"), "sparse_input.png")  # fmt: skip
-    ctx.save_figure(plot_loss_curves(losses), "training_loss.png")
+    if losses:
+        ctx.save_figure(plot_loss_curves(losses), "training_loss.png")
     cond = preset.conditions[0]
     ctx.save_figure(plot_ssm_curves(curves, METHODS, cond), "ssm_metrics.png")
-    if "point2ssm" in last_y:
+    if last_y.get("point2ssm") is not None:
         sm = ShapeModel().fit(last_y["point2ssm"])
         ctx.save_figure(plot_modes(sm, f"Point2SSM modes of variation ({cond}, last seed)"),
                         "modes_point2ssm.png")  # fmt: skip
