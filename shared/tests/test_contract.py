@@ -193,6 +193,11 @@ def test_smoke_is_complete(slug, smoke_run):
 def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
     out, _, proc = smoke_run
     assert proc.returncode == 0
+    if HAS_RAY and (out / "units" / PARALLEL_FILE).exists():
+        # the Ray test below resumes this run with some executor units removed and checks that
+        # exactly those are recomputed and nothing else changes: one resume per leg, not two
+        # (a CLI start and the run's claims and figures again, ~10 s a leg)
+        pytest.skip(f"{slug}: resumed by the Ray contract test (executor units declared)")
     before = load_results(out)
     exe = Path(sys.executable).parent / f"iclr24-{slug}"
     again = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out),
@@ -258,11 +263,17 @@ def test_ray_recomputes_units_and_gives_the_local_smoke(slug, smoke_run, tmp_pat
     assert on_ray["units_ran"] == {"driver": 0, "local-pool": 0, "ray": len(dropped)}, (
         f"{slug}: the removed executor units must be recomputed on Ray, and only they"
     )
+    # --resume: every other finished unit is reused, none recomputed
+    total = local["units"]["computed"] + local["units"]["reused"]
+    assert on_ray["units"] == {"reused": total - len(dropped), "computed": len(dropped)}
     a, b = non_timing(local["metrics"]), non_timing(on_ray["metrics"])
     assert a.keys() == b.keys()
     for k in a:
         assert np.allclose(a[k], b[k], rtol=1e-6, atol=1e-9, equal_nan=True), (k, a[k], b[k])
-    assert [c["verdict"] for c in on_ray["claims"]] == [c["verdict"] for c in local["claims"]]
+    for part in ("claims", "premises", "checks"):
+        assert [c.get("verdict", c.get("holds")) for c in on_ray.get(part, [])] == [
+            c.get("verdict", c.get("holds")) for c in local.get(part, [])
+        ], part
 
 
 def test_results_on_file(slug):
