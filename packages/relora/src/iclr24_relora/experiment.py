@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,6 +24,7 @@ from iclr24_common import (
     Paper,
     Report,
     RunContext,
+    atomic_write_bytes,
     init_distributed,
     preset_option,
 )
@@ -95,6 +98,10 @@ class Preset:
     heads: int = 4
     rank_tol: float = 0.1
     """Singular values above rank_tol x the largest count towards the effective rank."""
+    workers: int = 0
+    """Local processes for the units (0: one per thread). Smoke: 1, measured on 2 cores
+    (1 x 2 threads 14.3 s vs 2 x 1 thread 28.1 s: its units are shorter than a worker's
+    start); default: one per thread (2 x 1 thread; 1 x 2 threads was the serial run)."""
 
     def __post_init__(self):
         if self.data not in ("bytes", "c4"):
@@ -137,7 +144,8 @@ class Preset:
 
 PRESETS = {
     "smoke": Preset(seeds=(0,), steps=30, warm_start=10, relora_steps=5, warmup=3,
-                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2),
+                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2,
+                    workers=1),
     "default": Preset(),
     # official scripts/paper_130M.sh (commit e3e42dd; removed in 5e26ad6): --scheduler cosine
     # --cycle_length 2000 --relora 2000 --warmup_steps 500 --lr 0.001 --min_lr_ratio 0.1
@@ -199,72 +207,116 @@ def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset,
     return {f"{method}/{k}": v for k, v in out.items()}, items
 
 
-def measure(preset: Preset, seed: int, stream, eval_batches, device, log, cached):
-    """All four methods for one seed, and the warm start itself (the no-op arm: no update
-    after it); each is its own resumable unit. Returns the metrics, the training curves and
-    every arm's per-sequence evaluation losses."""
-    configs = method_configs(preset.train_config(seed))
+# ------------------------------------------------------------------ units (issue 52)
+# Five units per seed, handed to ``ctx.cached_parallel`` in two waves: the full-rank run (it
+# also returns its state at the warm start), then, reading that snapshot from a file, the
+# warm start itself (the no-op arm), LoRA + warm start and ReLoRA; LoRA starts from scratch
+# and runs in the first wave. Each unit is a module-level function (``functools.partial``),
+# seeds itself (``build_model``; the warm-started arms restore the snapshot's RNG state) and
+# rebuilds its data from the preset and ``--data-dir``, so it gives a serial run's numbers in
+# any process. ``train_seconds`` is reported, not a claim. Under torchrun every rank runs
+# the same units in order (``ctx.cached``), as before: a pool or Ray task has no process group.
+
+
+def _data(preset: Preset, data_dir):
+    stream = c4_stream(data_dir) if preset.data == "c4" else byte_stream()
+    eval_batches = stream.eval_batches(preset.eval_batches, preset.batch_size, preset.seq_len)
+    return stream, eval_batches
+
+
+def _trainer(preset: Preset, seed: int, method: str, stream, device) -> ReLoRATrainer:
+    config = method_configs(preset.train_config(seed))[method]
 
     def batches(step: int):
         return stream.batch(seed, step, preset.batch_size, preset.seq_len)
 
-    def full():
-        t0 = time.perf_counter()
-        trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed), configs["full"],
-                                batches, device)  # fmt: skip
-        trainer.train(until=preset.warm_start)
-        warm = trainer.snapshot()
-        trainer.train()
-        seconds = time.perf_counter() - t0
-        curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-        return *summarise(trainer, eval_batches, preset, seconds), curve, warm
+    return ReLoRATrainer(build_model(preset, stream.vocab_size, seed), config, batches, device)
 
-    def warm_start():  # the warm-start model as it is: no update after the warm start
-        trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed), configs["full"],
-                                batches, device).restore(warm)  # fmt: skip
-        items = trainer.evaluate_items(eval_batches)
-        return {"warm_start/eval_loss": float(np.mean(items)),
-                "warm_start/steps": float(trainer.step)}, items  # fmt: skip
 
-    results, curves, items = {}, {}, {}
-    out, items["full"], curves["full"], warm = cached(f"seed{seed}/full", full)
-    results.update(out)
-    out, items["warm_start"] = cached(f"seed{seed}/warm_start", warm_start)
-    results.update(out)
-    for method in ("lora", "lora_warm", "relora"):
+def _warm_blob(warm: str | bytes) -> bytes:
+    """The warm-start snapshot: in memory (torchrun ranks), else read from its file."""
+    return warm if isinstance(warm, bytes) else Path(warm).read_bytes()
 
-        def one(method=method):
-            t0 = time.perf_counter()
-            trainer = ReLoRATrainer(build_model(preset, stream.vocab_size, seed),
-                                    configs[method], batches, device)  # fmt: skip
-            if method != "lora":
-                trainer.restore(warm)  # the full-rank run's state at the warm start
-            trainer.train()
-            seconds = time.perf_counter() - t0
-            curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-            return *summarise(trainer, eval_batches, preset, seconds), curve
 
-        out, items[method], curves[method] = cached(f"seed{seed}/{method}", one)
-        results.update(out)
-        log.info("seed %d %s: eval loss %.4f", seed, method, out[f"{method}/eval_loss"])
-    return results, curves, items
+def full_unit(preset: Preset, seed: int, data_dir, device):
+    """The full-rank run; returns its metrics, per-sequence losses, curve and its state at
+    the warm start (the start of LoRA + warm start and ReLoRA, as in the paper)."""
+    stream, eval_batches = _data(preset, data_dir)
+    t0 = time.perf_counter()
+    trainer = _trainer(preset, seed, "full", stream, device)
+    trainer.train(until=preset.warm_start)
+    warm = trainer.snapshot()
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    curve = {"losses": trainer.losses, "lrs": trainer.lrs}
+    return *summarise(trainer, eval_batches, preset, seconds), curve, warm
+
+
+def warm_start_unit(preset: Preset, seed: int, data_dir, device, warm: str | bytes):
+    """The warm-start model as it is (the no-op arm: no update after the warm start)."""
+    stream, eval_batches = _data(preset, data_dir)
+    trainer = _trainer(preset, seed, "full", stream, device).restore(_warm_blob(warm))
+    items = trainer.evaluate_items(eval_batches)
+    return {"warm_start/eval_loss": float(np.mean(items)),
+            "warm_start/steps": float(trainer.step)}, items  # fmt: skip
+
+
+def method_unit(preset: Preset, seed: int, method: str, data_dir, device,
+                warm: str | bytes | None = None):  # fmt: skip
+    """LoRA (from scratch), or LoRA + warm start / ReLoRA from the full run's warm start."""
+    stream, eval_batches = _data(preset, data_dir)
+    t0 = time.perf_counter()
+    trainer = _trainer(preset, seed, method, stream, device)
+    if warm is not None:
+        trainer.restore(_warm_blob(warm))  # the full-rank run's state at the warm start
+    trainer.train()
+    seconds = time.perf_counter() - t0
+    curve = {"losses": trainer.losses, "lrs": trainer.lrs}
+    return *summarise(trainer, eval_batches, preset, seconds), curve
 
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     info = init_distributed(ctx.torch_device.type)  # under torchrun: one rank per process
-    device = f"cuda:{info.local_rank}" if ctx.torch_device.type == "cuda" else ctx.torch_device
-    stream = c4_stream(ctx.data_dir) if preset.data == "c4" else byte_stream()
-    eval_batches = stream.eval_batches(preset.eval_batches, preset.batch_size, preset.seq_len)
+    device = f"cuda:{info.local_rank}" if ctx.torch_device.type == "cuda" else str(ctx.torch_device)
+
+    def units(jobs: dict, desc: str) -> dict:
+        if info.is_distributed:  # every rank computes each unit in order (DDP), rank 0 stores
+            return {key: ctx.cached(key, fn) for key, fn in jobs.items()}
+        return ctx.cached_parallel(jobs, desc=desc)
+
+    first = {}
+    for seed in ctx.seeds:
+        first[f"seed{seed}/full"] = partial(full_unit, preset, seed, ctx.data_dir, device)
+        first[f"seed{seed}/lora"] = partial(method_unit, preset, seed, "lora", ctx.data_dir, device)
+    done = units(first, "full rank and LoRA")
+    second = {}
+    for seed in ctx.seeds:
+        warm = done[f"seed{seed}/full"][3]
+        if not info.is_distributed:  # the second wave reads the snapshot from a file
+            path = ctx.path("warm_start") / f"seed{seed}.pt"
+            atomic_write_bytes(path, warm)
+            warm = str(path)
+        second[f"seed{seed}/warm_start"] = partial(warm_start_unit, preset, seed, ctx.data_dir,
+                                                   device, warm)  # fmt: skip
+        for method in ("lora_warm", "relora"):
+            second[f"seed{seed}/{method}"] = partial(method_unit, preset, seed, method,
+                                                     ctx.data_dir, device, warm)  # fmt: skip
+    done |= units(second, "warm-started arms")
+
     metrics = Metrics()
     curves = None
     items: dict[str, dict[int, list[float]]] = {}  # arm -> seed -> loss per eval sequence
     for seed in ctx.seeds:
-        values, seed_curves, seed_items = measure(preset, seed, stream, eval_batches, device,
-                                                  ctx.log, ctx.cached)  # fmt: skip
+        values, seed_curves = {}, {}
+        for arm in ("full", "warm_start", "lora", "lora_warm", "relora"):
+            out = done[f"seed{seed}/{arm}"]
+            values.update(out[0])
+            items.setdefault(arm, {})[seed] = out[1]
+            if arm != "warm_start":
+                seed_curves[arm] = out[2]
+                ctx.log.info("seed %d %s: eval loss %.4f", seed, arm, out[0][f"{arm}/eval_loss"])
         metrics.update(seed, values)
-        for arm, losses in seed_items.items():
-            items.setdefault(arm, {})[seed] = losses
         curves = curves or seed_curves
         ctx.save_partial(metrics)
     ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
