@@ -214,7 +214,7 @@ def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
 # Packages whose independent units do not yet go through ctx.cached_parallel (issue 52):
 # emptied package by package this round.
 RAY_PENDING = {
-    "analogical", "batchprompt", "deer", "infobatch", "opro", "relora", "scl-relu",
+    "analogical", "batchprompt", "deer", "infobatch", "opro",
 }  # fmt: skip
 HAS_RAY = importlib.util.find_spec("ray") is not None
 
