@@ -8,7 +8,8 @@ from iclr24_sae.lm import load_lm, tiny_llama
 from iclr24_sae.patching import PromptPairs, features_needed, ioi_prompts, patching_curve
 
 
-def test_patching_curve_endpoints():
+def _tiny_patching_case():
+    """A 3-layer tiny model hooked at layer 1, and 4 prompt pairs that differ in one token."""
     model = tiny_llama(layers=3)
     module = hook_module(model, 1)
     g = torch.Generator().manual_seed(0)
@@ -16,6 +17,11 @@ def test_patching_curve_endpoints():
     corrupt = clean.clone()
     corrupt[:, 5] = (clean[:, 5] + 1) % 256
     pairs = [PromptPairs(clean, corrupt, torch.full((4,), 65), torch.full((4,), 66))]
+    return model, module, pairs, g
+
+
+def test_patching_curve_endpoints():
+    model, module, pairs, g = _tiny_patching_case()
     d = model.config.hidden_size
     shares = patching_curve(model, module, pairs, lambda h: h, torch.eye(d), ks=[0, 4, d])
     assert abs(shares[0]) < 1e-6
@@ -32,13 +38,7 @@ def test_sae_error_node_makes_the_full_patch_exact():
     with the error left clean, every feature gives less."""
     from iclr24_sae import SparseAutoencoder
 
-    model = tiny_llama(layers=3)
-    module = hook_module(model, 1)
-    g = torch.Generator().manual_seed(0)
-    clean = torch.randint(0, 256, (4, 10), generator=g)
-    corrupt = clean.clone()
-    corrupt[:, 5] = (clean[:, 5] + 1) % 256
-    pairs = [PromptPairs(clean, corrupt, torch.full((4,), 65), torch.full((4,), 66))]
+    model, module, pairs, g = _tiny_patching_case()
     d = model.config.hidden_size
     sae = SparseAutoencoder(d, 2 * d, [1e-3], seed=0)  # untrained: a poor reconstruction
     scale = 3.0
