@@ -23,12 +23,12 @@ def _row(k: int, seed: int, arm: int, n: int) -> list[float]:
 
 
 def _run(single=(31, 31, 30), bs16=(15, 13, 16), seas=(17, 18, 17), position=(16, 16, 16),
-         bs16_v1=None, n=N, same=()):  # fmt: skip
+         bs16_v1=None, n=N, same=(), majority=(16, 16, 16)):  # fmt: skip
     """Metrics and per-point items from right-answer counts (of ``n``) per seed; the arms in
     ``same`` are right on the same points as SinglePrompt (as far as their counts allow)."""
     m, items = Metrics(), {}
     arms = {"llm/bs1/v1": single, "llm/bs16/v1": bs16_v1 or bs16, "llm/bs16/seas": seas,
-            "llm/bs16/position_only": position}  # fmt: skip
+            "llm/bs16/position_only": position, "llm/bs16/majority": majority}  # fmt: skip
     for j, (arm, ks) in enumerate(arms.items()):
         items[arm] = {s: _row(k, s, 0 if arm in same else j, n) for s, k in enumerate(ks)}
         for s, k in enumerate(ks):
@@ -78,6 +78,23 @@ def test_a_collapse_below_the_position_only_answerer_fails():
 def test_a_graded_loss_that_still_reads_the_batch_holds():
     claims, _ = _judged(*_run(bs16=(23, 22, 24)))  # 0.72: the paper's gpt-3.5 at bs 16
     assert claims["naive-batching-costs-accuracy"].verdict == "holds"
+
+
+def test_the_majority_label_is_a_no_op_too():
+    # an imbalanced task (BoolQ-like: 62% one class): bs 16 at 0.59 beats the position-only
+    # answerer (0.5) but not the majority label (0.62): it has not shown that it reads the batch
+    claims, _ = _judged(*_run(bs16=(19, 19, 19), majority=(20, 20, 20)))
+    naive = claims["naive-batching-costs-accuracy"]
+    assert naive.verdict != "holds" and naive.test.parts[1]["outcome"] != "holds"
+    assert "(majority, majority, majority)" in naive.measured
+    # the same bs 16 where the majority label is chance (balanced): it holds
+    claims, _ = _judged(*_run(bs16=(26, 27, 26), majority=(16, 16, 16)))
+    assert claims["naive-batching-costs-accuracy"].verdict == "holds"
+    # the better no-op is chosen per seed, with its own points
+    claims, _ = _judged(*_run(bs16=(26, 27, 26), majority=(20, 14, 20)))
+    naive = claims["naive-batching-costs-accuracy"]
+    assert "(majority, position_only, majority)" in naive.measured
+    assert naive.test.parts[1]["estimate"] == pytest.approx((6 + 11 + 6) / 3 / N)
 
 
 def test_ties_do_not_pass():

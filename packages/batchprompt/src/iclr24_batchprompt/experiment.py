@@ -9,14 +9,16 @@ Measurements (each a resumable unit, ``ctx.cached``):
 - ``seed<k>/llm/bs<b>``: the ``--llm`` model (default: SmolLM2-135M with the restricted
   label decoder) on ``n_items`` generated points at batch size b (b = 1 is SinglePrompt),
   K permuted votes; ``seed<k>/llm/bs<b>/seas``: the same with SEAS. Each keeps its per-point
-  predictions and their correctness (the item-level SE of the claims), and the no-op
-  position-only answerer on the same batches (a label read off the point's position alone).
+  predictions and their correctness (the item-level SE of the claims), and the two no-op
+  answerers on the same batches: the position-only answerer (a label read off the point's
+  position alone) and the majority label (the seed's most frequent answer for every point).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -210,6 +212,14 @@ def position_only(task: Task, positions) -> list[int]:
     return [p % len(task.labels) if task.labels else p for p in positions]
 
 
+def majority_label(items) -> int | float:
+    """The other no-op answer: the seed's most frequent answer, given to every point (an
+    oracle's constant: its counts come from the points' own labels, so no constant rule scores
+    more; ties go to the first label seen). Chance on the balanced generated task; the majority
+    class on a paper task (BoolQ's "yes" is ~62% of its validation set)."""
+    return Counter(truth(it) for it in items).most_common(1)[0][0]
+
+
 def cost_metrics(res: BatchResult, terms: TokenTerms, b: int, k: int,
                  prefix: str) -> dict[str, float]:  # fmt: skip
     """Calls and tokens of the first k rounds; the App. F formula, what it leaves out
@@ -274,7 +284,9 @@ def measure(answerer: Answerer, count, task: Task, items, preset: Preset, b: int
     else:
         extra["pred"] = {f"v{r}": res.predictions(rounds=r) for r in range(1, k + 1)}
         extra["pred"]["position_only"] = position_only(task, [v[0].position for v in res.votes])
-        v[f"{prefix}/position_only/acc"] = accuracy(extra["pred"]["position_only"], items)
+        extra["pred"]["majority"] = [majority_label(items)] * len(items)
+        for noop in ("position_only", "majority"):
+            v[f"{prefix}/{noop}/acc"] = accuracy(extra["pred"][noop], items)
     extra["correct"] = {name: correct(pred, items) for name, pred in extra["pred"].items()}
     if b > 1 and not seas:
         half = b // 2
