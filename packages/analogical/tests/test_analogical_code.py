@@ -4,7 +4,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from iclr24_analogical import CODE_PROBLEMS, acc_at_k, extract_code, run_program
+from iclr24_analogical import CODE_PROBLEMS, acc_at_k, extract_code, run_code_method, run_program
+
+from iclr24_llm import ScriptedBackend
 
 _spec = importlib.util.spec_from_file_location(
     "analogical_paper_appendix", Path(__file__).with_name("analogical_paper_appendix.py")
@@ -53,3 +55,26 @@ def test_acc_at_k():
     assert acc_at_k(4, 2, 2) == pytest.approx(1 - 1 / 6)
     with pytest.raises(ValueError):
         acc_at_k(3, 1, 4)
+
+
+def test_the_analogical_program_is_read_only_after_its_heading():
+    # issue 49: as on the math path, an analogical completion without the "Python3 code to
+    # solve the original problem" heading is not extracted (scored wrong), not read whole
+    p = CODE_PROBLEMS[0]
+    bare = f"```python\n{p.reference}\n```"
+    headed = ("## Example Problems:\n```python\nprint(1)\n```\n## Python3 code to solve the "
+              "original problem:\n" + bare)  # fmt: skip
+    assert extract_code(bare, require_marker=True) is None and extract_code(bare) == p.reference
+    assert extract_code(headed, require_marker=True) == p.reference
+    kw = dict(samples=1, k=1, temperature=0.0, max_new_tokens=200, seed=0, seconds=2.0)
+    s, records = run_code_method(ScriptedBackend(lambda _: bare), "analogical", [p], **kw)
+    assert (s["acc1"], s["no_code_rate"], s["no_marker_rate"]) == (0.0, 1.0, 1.0)
+    assert records[0]["statuses"] == ["no_marker"]
+    s, _ = run_code_method(ScriptedBackend(lambda _: bare), "zero_shot", [p], **kw)
+    assert (s["acc1"], s["no_code_rate"], s["truncated_rate"]) == (1.0, 0.0, 0.0)
+    s, _ = run_code_method(ScriptedBackend(lambda _: headed), "analogical", [p], **kw)
+    assert (s["acc1"], s["no_marker_rate"], s["truncated_rate"]) == (1.0, 0.0, 0.0)
+    # a program stopped by the budget is counted as cut (the premise within-budget/code_*)
+    s, records = run_code_method(ScriptedBackend(lambda _: headed), "analogical", [p],
+                                 **{**kw, "max_new_tokens": 5})  # fmt: skip
+    assert s["truncated_rate"] == 1.0 and records[0]["truncated"] == [True]

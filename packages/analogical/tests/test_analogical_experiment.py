@@ -218,3 +218,63 @@ def test_claims_keep_the_v4_contract():
     res = {"claims": [c.to_dict() for c in make_claims(m, PRESETS["default"], items)],
            "premises": [p.to_dict() for p in make_premises(m, PRESETS["default"], items)]}  # fmt: skip
     assert not [p for p in contract_problems(res, v4=True) if "claim" in p or "premise" in p]
+
+
+def _code(m: Metrics, right: dict[str, tuple[int, ...]], cut: dict | None = None, n: int = 8):
+    """Code metrics and per-problem Acc@1 items: ``right[method]`` programs right per seed."""
+    items = {}
+    for j, method in enumerate(("zero_shot", "analogical")):
+        for seed, k in enumerate(right[method]):
+            row = np.zeros(n)
+            row[np.random.default_rng([seed, j, 7]).permutation(n)[:k]] = 1.0
+            items.setdefault(f"code_{method}", {})[seed] = row.tolist()
+            m.update(seed, {f"code/{method}/acc1": k / n, f"code/{method}/acck": k / n,
+                            f"code/{method}/no_code_rate": 0.0,
+                            f"code/{method}/no_marker_rate": 0.0,
+                            f"code/{method}/truncated_rate": (cut or {}).get(method, 0.0),
+                            f"code/{method}/output_tokens": 100.0, f"code/{method}/n": float(n)})  # fmt: skip
+    return items
+
+
+def test_code_claim_needs_its_programs_within_the_budget():
+    # issue 49: a program cut at the token budget is not a wrong program: the code claim
+    # rests on both methods' within-budget premises, judged over seeds and problems
+    base, right = (
+        dict.fromkeys(MATH_METHODS, 0.3),
+        {"analogical": (6, 7, 6), "zero_shot": (1, 2, 1)},
+    )
+    m = _metrics(base, {})
+    items = _code(m, right)
+    claims, premises = _judge(m, items=items)
+    c = claims["code-knowledge-exemplars"]
+    assert c.verdict == "holds" and c.test.se_basis in ("items", "seeds") and c.test.n == 3
+    assert set(c.rests_on) == {"within-budget/code_analogical", "within-budget/code_zero_shot"}
+    assert premises["within-budget/code_analogical"].verdict == "holds"
+    # the same numbers with half of analogical's programs cut: not judged
+    m = _metrics(base, {})
+    items = _code(m, right, {"analogical": 0.5})
+    claims, premises = _judge(m, items=items)
+    assert premises["within-budget/code_analogical"].verdict == "fails"
+    c = claims["code-knowledge-exemplars"]
+    assert c.verdict == "inconclusive" and "within-budget/code_analogical" in c.premise
+    # within the budget, a loss fails: the guard turns nothing into a pass
+    m = _metrics(base, {})
+    items = _code(m, {"analogical": (0, 1, 0), "zero_shot": (6, 7, 6)})
+    assert _judge(m, items=items)[0]["code-knowledge-exemplars"].verdict == "fails"
+    # one right program on one seed is within the problems' noise
+    m = _metrics(base, {})
+    items = _code(m, {"analogical": (1, 0, 0), "zero_shot": (0, 0, 0)})
+    assert _judge(m, items=items)[0]["code-knowledge-exemplars"].verdict == "inconclusive"
+
+
+def test_units_are_independent_and_pickle():
+    import pickle
+
+    from iclr24_analogical.experiment import jobs_for
+
+    preset = PRESETS["default"]
+    jobs = jobs_for(preset, None, preset.seeds, 1, "cpu")
+    per_seed = len(preset.methods) + 2 + 2  # methods, code x 2, scripted, retrieval
+    assert len(jobs) == per_seed * len(preset.seeds)
+    assert next(iter(jobs)) == "seed0/analogical"  # the slowest first
+    assert pickle.loads(pickle.dumps(jobs)).keys() == jobs.keys()

@@ -33,7 +33,8 @@ _NO_NET_PRELUDE = (
 @dataclass(frozen=True)
 class RunResult:
     status: str
-    """passed, wrong_answer, runtime_error, timeout or no_code."""
+    """passed, wrong_answer, runtime_error, timeout, no_code, or no_marker (the analogical
+    program without its solution heading: not extracted, scored wrong)."""
     passed: int
     """Tests passed."""
     total: int
@@ -44,11 +45,17 @@ class RunResult:
         return self.status == "passed"
 
 
-def extract_code(text: str) -> str | None:
+def extract_code(text: str, *, require_marker: bool = False) -> str | None:
     """The program in a completion: after the "Python3 code to solve the original problem"
     heading when present (the exemplars before it carry code of their own), the last fenced
-    block, else the lines from the first one that looks like code to the end."""
-    region, _ = answer_region(text, CODE_MARKERS)
+    block, else the lines from the first one that looks like code to the end. With
+    ``require_marker`` (the analogical prompt, as its math path) a completion without that
+    heading has no program at all (``None``, "not extracted"): its code is an exemplar's or the
+    model skipped the asked-for knowledge and exemplars, and reading it would credit the
+    method with a program it did not write in its own format."""
+    region, found = answer_region(text, CODE_MARKERS)
+    if require_marker and not found:
+        return None
     blocks = re.findall(r"```(?:python3?|py)?[ \t]*\n(.*?)```", region, flags=re.S)
     if blocks:
         return blocks[-1].strip("\n") or None

@@ -286,6 +286,147 @@ CODE_PROBLEMS = (
         ((_case("abba"), "YES"), (_case("abc"), "NO"), (_case("x"), "YES")),
         "s = input().strip()\nprint('YES' if s == s[::-1] else 'NO')",
     ),
+    CodeProblem(
+        "second_largest",
+        "Given n distinct integers, print the second largest.\n\nInput\nThe first line contains "
+        "n (2 <= n <= 100). The second line contains n distinct integers (|a_i| <= 10^9).\n\n"
+        "Output\nThe second largest integer.",
+        ((_case(3, "1 5 3"), "3"), (_case(2, "-1 -2"), "-2"), (_case(4, "10 40 30 20"), "30")),
+        "input()\nprint(sorted(map(int, input().split()))[-2])",
+    ),
+    CodeProblem(
+        "factorial",
+        "Given n, print n! (the product 1 * 2 * ... * n; 0! = 1).\n\nInput\nOne integer n "
+        "(0 <= n <= 20).\n\nOutput\nThe value of n!.",
+        ((_case(5), "120"), (_case(0), "1"), (_case(20), "2432902008176640000")),
+        "import math\nprint(math.factorial(int(input())))",
+    ),
+    CodeProblem(
+        "fizzbuzz",
+        "Print the numbers from 1 to n, one per line, but print Fizz for multiples of 3, Buzz "
+        "for multiples of 5 and FizzBuzz for multiples of both.\n\nInput\nOne integer n "
+        "(1 <= n <= 100).\n\nOutput\nn lines.",
+        (
+            (_case(5), "1\n2\nFizz\n4\nBuzz"),
+            (_case(15), "1\n2\nFizz\n4\nBuzz\nFizz\n7\n8\nFizz\nBuzz\n11\nFizz\n13\n14\nFizzBuzz"),
+        ),
+        "for i in range(1, int(input()) + 1):\n    print('FizzBuzz' if i % 15 == 0 else 'Fizz' "
+        "if i % 3 == 0 else 'Buzz' if i % 5 == 0 else i)",
+    ),
+    CodeProblem(
+        "digit_sum",
+        "Given a non-negative integer, print the sum of its decimal digits.\n\nInput\nOne "
+        "integer n (0 <= n <= 10^18).\n\nOutput\nThe sum of the digits of n.",
+        ((_case(1234), "10"), (_case(0), "0"), (_case(999999999999999999), "162")),
+        "print(sum(int(d) for d in input().strip()))",
+    ),
+    CodeProblem(
+        "gcd_two",
+        "Given two positive integers a and b, print their greatest common divisor.\n\nInput\n"
+        "One line with a and b (1 <= a, b <= 10^9).\n\nOutput\nThe greatest common divisor.",
+        ((_case("12 18"), "6"), (_case("7 13"), "1"), (_case("100 100"), "100")),
+        "import math\na, b = map(int, input().split())\nprint(math.gcd(a, b))",
+    ),
+    CodeProblem(
+        "count_char",
+        "Given a string s and a letter c, print how many times c occurs in s.\n\nInput\nThe "
+        "first line contains s (1 <= |s| <= 1000, lowercase letters). The second line contains "
+        "the letter c.\n\nOutput\nThe number of occurrences of c in s.",
+        ((_case("banana", "a"), "3"), (_case("abc", "z"), "0"), (_case("zzzz", "z"), "4")),
+        "s = input().strip()\nc = input().strip()\nprint(s.count(c))",
+    ),
+    CodeProblem(
+        "sort_numbers",
+        "Given n integers, print them in non-decreasing order.\n\nInput\nThe first line "
+        "contains n (1 <= n <= 100). The second line contains n integers (|a_i| <= 1000).\n\n"
+        "Output\nThe n integers sorted, separated by spaces.",
+        ((_case(4, "3 1 2 1"), "1 1 2 3"), (_case(1, "5"), "5"), (_case(3, "0 -1 -5"), "-5 -1 0")),
+        "input()\nprint(*sorted(map(int, input().split())))",
+    ),
+    CodeProblem(
+        "is_prime",
+        "Given an integer n, print YES if n is a prime number, otherwise NO.\n\nInput\nOne "
+        "integer n (1 <= n <= 10^6).\n\nOutput\nYES or NO.",
+        ((_case(7), "YES"), (_case(1), "NO"), (_case(91), "NO"), (_case(997), "YES")),
+        "n = int(input())\nprint('YES' if n > 1 and all(n % d for d in range(2, int(n**0.5) + 1)) "
+        "else 'NO')",
+    ),
+    CodeProblem(
+        "max_in_list",
+        "Given n integers, print the largest of them.\n\nInput\nThe first line contains n "
+        "(1 <= n <= 100). The second line contains n integers (|a_i| <= 10^9).\n\nOutput\nThe "
+        "largest integer.",
+        ((_case(3, "1 5 3"), "5"), (_case(2, "-7 -3"), "-3"), (_case(1, "0"), "0")),
+        "input()\nprint(max(map(int, input().split())))",
+    ),
+    CodeProblem(
+        "uppercase",
+        "Given a line of lowercase letters and spaces, print it in uppercase.\n\nInput\nOne line "
+        "of at most 100 characters.\n\nOutput\nThe same line in uppercase.",
+        ((_case("hello world"), "HELLO WORLD"), (_case("abc"), "ABC"), (_case("x y z"), "X Y Z")),
+        "print(input().upper())",
+    ),
+    CodeProblem(
+        "count_distinct",
+        "Given n integers, print how many different values there are among them.\n\nInput\nThe "
+        "first line contains n (1 <= n <= 100). The second line contains n integers (|a_i| <= "
+        "1000).\n\nOutput\nThe number of distinct values.",
+        ((_case(5, "1 2 2 3 3"), "3"), (_case(1, "4"), "1"), (_case(4, "7 7 7 7"), "1")),
+        "input()\nprint(len(set(input().split())))",
+    ),
+    CodeProblem(
+        "average_floor",
+        "Given n integers, print their average rounded down to an integer.\n\nInput\nThe first "
+        "line contains n (1 <= n <= 100). The second line contains n integers (0 <= a_i <= "
+        "1000).\n\nOutput\nThe sum divided by n, rounded down.",
+        ((_case(3, "1 2 4"), "2"), (_case(2, "5 5"), "5"), (_case(4, "0 0 0 3"), "0")),
+        "n = int(input())\nprint(sum(map(int, input().split())) // n)",
+    ),
+    CodeProblem(
+        "multiplication_row",
+        "Given n, print the first ten multiples of n (n, 2n, ..., 10n) on one line.\n\nInput\n"
+        "One integer n (1 <= n <= 1000).\n\nOutput\nTen integers separated by spaces.",
+        ((_case(3), "3 6 9 12 15 18 21 24 27 30"), (_case(1), "1 2 3 4 5 6 7 8 9 10")),
+        "n = int(input())\nprint(*[n * i for i in range(1, 11)])",
+    ),
+    CodeProblem(
+        "count_positive",
+        "Given n integers, print how many of them are strictly positive.\n\nInput\nThe first "
+        "line contains n (1 <= n <= 100). The second line contains n integers (|a_i| <= 1000)."
+        "\n\nOutput\nThe number of positive integers.",
+        ((_case(5, "1 -2 0 3 4"), "3"), (_case(2, "-1 -1"), "0"), (_case(1, "9"), "1")),
+        "input()\nprint(sum(int(x) > 0 for x in input().split()))",
+    ),
+    CodeProblem(
+        "longest_word",
+        "Given a line of words separated by single spaces, print the length of the longest "
+        "word.\n\nInput\nOne line with at most 100 words of lowercase letters.\n\nOutput\nThe "
+        "length of the longest word.",
+        ((_case("a bb ccc"), "3"), (_case("hello"), "5"), (_case("xy z"), "2")),
+        "print(max(len(w) for w in input().split()))",
+    ),
+    CodeProblem(
+        "power_of_two",
+        "Given a positive integer n, print YES if n is a power of two (1, 2, 4, 8, ...), "
+        "otherwise NO.\n\nInput\nOne integer n (1 <= n <= 10^18).\n\nOutput\nYES or NO.",
+        ((_case(8), "YES"), (_case(1), "YES"), (_case(12), "NO"), (_case(1 << 60), "YES")),
+        "n = int(input())\nprint('YES' if n & (n - 1) == 0 else 'NO')",
+    ),
+    CodeProblem(
+        "sum_of_squares",
+        "Given n, print 1^2 + 2^2 + ... + n^2.\n\nInput\nOne integer n (1 <= n <= 10^4).\n\n"
+        "Output\nThe sum of the squares.",
+        ((_case(3), "14"), (_case(1), "1"), (_case(10), "385")),
+        "n = int(input())\nprint(sum(i * i for i in range(1, n + 1)))",
+    ),
+    CodeProblem(
+        "odd_positions",
+        "Given a string, print the characters at odd positions (the 1st, 3rd, 5th, ...).\n\n"
+        "Input\nOne line with a string s of lowercase letters (1 <= |s| <= 1000).\n\nOutput\n"
+        "The characters of s at positions 1, 3, 5, ... (counting from 1), as one string.",
+        ((_case("abcdef"), "ace"), (_case("x"), "x"), (_case("hello"), "hlo")),
+        "print(input().strip()[::2])",
+    ),
 )
 
 

@@ -23,7 +23,7 @@ from .baselines import (
     zero_shot_cot_prompt,
     zero_shot_prompt,
 )
-from .coderun import acc_at_k, extract_code, run_program
+from .coderun import RunResult, acc_at_k, extract_code, run_program
 from .data import CodeProblem, Problem
 
 MATH_METHODS = ("zero_shot", "zero_shot_cot", "few_shot_cot", "retrieved_cot", "analogical",
@@ -124,25 +124,41 @@ def run_code_method(llm, method: str, problems: Sequence[CodeProblem], *, sample
                     k: int, temperature: float, max_new_tokens: int, seed: int,
                     seconds: float) -> tuple[dict[str, float], list[dict]]:  # fmt: skip
     """``samples`` programs per problem (greedy when samples == 1, else sampled at
-    ``temperature`` as the paper's 10 at 0.7), each run on the tests; Acc@1 and Acc@k."""
+    ``temperature`` as the paper's 10 at 0.7), each run on the tests; Acc@1 and Acc@k.
+
+    As on the math path, the analogical program is read only after its "Python3 code to solve
+    the original problem" heading: a completion without it is "not extracted" (status
+    ``no_marker``, scored wrong) rather than read whole. Each program records whether it was
+    cut at the token budget (``truncated_rate``: the premise ``within-budget/code_<method>``)."""
     prompts = [code_prompt(method, p) for p in problems]
     kw = {"temperature": 0.0} if samples == 1 else {"temperature": temperature, "seed": seed}
     outs = llm.generate(prompts, n=samples, max_new_tokens=max_new_tokens, **kw)
-    records, acc1, acck, tokens = [], [], [], []
+    need_marker = method == "analogical"
+    records, acc1, acck, tokens, cut = [], [], [], [], []
     for p, out in zip(problems, outs):
-        runs = [run_program(extract_code(c.text), list(p.tests), seconds=seconds) for c in out]
+        runs = []
+        for c in out:
+            code = extract_code(c.text, require_marker=need_marker)
+            if code is None and need_marker and extract_code(c.text) is not None:
+                runs.append(RunResult("no_marker", 0, len(p.tests)))  # code, but not its own
+            else:
+                runs.append(run_program(code, list(p.tests), seconds=seconds))
         n_ok = sum(r.ok for r in runs)
         acc1.append(acc_at_k(len(runs), n_ok, 1))
         acck.append(acc_at_k(len(runs), n_ok, min(k, len(runs))))
         tokens += [c.completion_tokens for c in out]
+        cut += [c.finish_reason == "length" for c in out]
         records.append({"problem": p.name, "statuses": [r.status for r in runs],
-                        "details": [r.detail for r in runs],
+                        "details": [r.detail for r in runs], "acc1": acc1[-1],
+                        "truncated": [c.finish_reason == "length" for c in out],
                         "completions": [c.text for c in out]})  # fmt: skip
     statuses = [s for r in records for s in r["statuses"]]
     return {
         "acc1": float(np.mean(acc1)),
         "acck": float(np.mean(acck)),
         "output_tokens": float(np.mean(tokens)),
-        "no_code_rate": float(np.mean([s == "no_code" for s in statuses])),
+        "no_code_rate": float(np.mean([s in ("no_code", "no_marker") for s in statuses])),
+        "no_marker_rate": float(np.mean([s == "no_marker" for s in statuses])),
+        "truncated_rate": float(np.mean(cut)),
         "n": float(len(problems)),
     }, records
