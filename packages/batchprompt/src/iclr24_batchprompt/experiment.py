@@ -1,7 +1,9 @@
 """The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
 ``app`` at the bottom (``iclr24-batchprompt reproduce --help``).
 
-Measurements (each a resumable unit, ``ctx.cached``):
+Measurements: independent units (each seeds itself and stores its result for ``--resume``),
+handed together to ``ctx.cached_parallel`` (local processes or Ray tasks; issue 52); the
+driver only joins them (the per-seed agreement of an arm with its no-op) and judges:
 
 - ``seed<k>/sim``: the position-biased simulated LLM (``simulate.py``) on ``sim_items``
   points: SinglePrompt, BPE at ``sim_batch_size`` with 1..K votes (plain and self-weighted),
@@ -12,6 +14,10 @@ Measurements (each a resumable unit, ``ctx.cached``):
   predictions and their correctness (the item-level SE of the claims), and the two no-op
   answerers on the same batches: the position-only answerer (a label read off the point's
   position alone) and the majority label (the seed's most frequent answer for every point).
+
+Tokens and calls are counted inside each unit, exactly, on the backend's own tokenizer (not
+timings: they do not depend on where a unit runs); no timing is a claim of this package, so
+nothing has to stay serial in the driver.
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ import argparse
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import lru_cache, partial
 
 import numpy as np
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
 from iclr24_common import preset_option as option
+from iclr24_common.logs import get_logger
 from iclr24_llm import SPEC_HELP, LLMError, open_llm
 
 from .batchprompt import (
@@ -95,8 +102,14 @@ class Preset:
     """Voting rounds of the simulated runs."""
     bias: PositionBias = field(default_factory=PositionBias)
     """The simulated LLM's error and format-error rates."""
+    workers: int = 0
+    """Local processes for the units (0: one per thread). Smoke: 1, measured on 2 cores
+    (simulator units of milliseconds: 1 x 2 threads 5.3 / 5.6 s wall, 2 x 1 thread 7.2 /
+    5.7 s, two runs each, 2026-12-05); default: one per thread (2 x 1 thread, README)."""
 
     def __post_init__(self):
+        if self.workers < 0:
+            raise ValueError("workers must be >= 0 (0: one per thread)")
         for name in ("n_items", "votes", "sim_items", "sim_batch_size", "sim_votes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
@@ -126,6 +139,7 @@ PRESETS = {
         seas_batch_sizes=(16,),
         sim_items=96,
         sim_votes=3,
+        workers=1,
     ),  # fmt: skip
     "default": Preset(),
     # the paper's scale: 320 points of BoolQ (also rte, qqp with --set task=...) through a
@@ -153,26 +167,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------ models
 
 
-class Models:
-    """The answerer of the --llm part, built on first use (a resumed run loads nothing)."""
-
-    def __init__(self, ctx: RunContext):
-        self.ctx = ctx
-
-    @cached_property
-    def answerer(self) -> tuple[Answerer | None, object, str, bool]:
-        """(answerer, token counter, model name, verbal confidence); None for the simulator.
-        Free generation (asked for verbal confidence) on an HTTP model and for numeric
-        answers; the restricted label decoder (label probability) on a local model."""
-        preset, ctx = self.ctx.preset, self.ctx
-        if preset.llm == "simulated":
-            return None, None, "simulated", True  # built per seed and task (needs the truth)
-        http = preset.llm.startswith("openai:")
-        free = http or PAPER_TASKS.get(preset.task, SENTIMENT).numeric
-        options = {"max_retries": 2} if http else {}
-        llm = open_llm(preset.llm, threads=ctx.threads, device=ctx.device, log=ctx.log, **options)
-        ans = llm_answerer(llm) if free else restricted_answerer(llm, threshold=preset.threshold)
-        return ans, llm.count_tokens, llm.name, free
+@lru_cache(maxsize=2)
+def open_answerer(spec: str, task: str, threshold: float,
+                  device: str) -> tuple[Answerer, object, str, bool]:  # fmt: skip
+    """(answerer, token counter, model name, verbal confidence) of the --llm model, opened once
+    per process (the driver, a pool worker or a Ray worker: never pickled) on the process's
+    threads (the driver's --threads, a worker's share of them). Free generation (asked for
+    verbal confidence) on an HTTP model and for numeric answers; the restricted label decoder
+    (label probability) on a local model."""
+    http = spec.startswith("openai:")
+    free = http or PAPER_TASKS.get(task, SENTIMENT).numeric
+    options = {"max_retries": 2} if http else {}
+    llm = open_llm(spec, threads=None, device=device, log=get_logger("batchprompt"), **options)
+    ans = llm_answerer(llm) if free else restricted_answerer(llm, threshold=threshold)
+    return ans, llm.count_tokens, llm.name, free
 
 
 def task_and_items(preset: Preset, data_dir, seed: int) -> tuple[Task, list[dict]]:
@@ -336,21 +344,41 @@ def seas_prefix(b: int, seas: bool | str) -> str:
     return f"llm/bs{b}" + {False: "", True: "/seas", "paper": "/seas"}.get(seas, f"/seas-{seas}")
 
 
-def llm_unit(ctx: RunContext, models: Models, seed: int, b: int,
-             seas: bool | str) -> tuple[dict, dict]:  # fmt: skip
-    preset = ctx.preset
-    task, items = task_and_items(preset, ctx.data_dir, seed)
+def llm_unit(preset: Preset, data_dir, seed: int, b: int, seas: bool | str,
+             device: str = "cpu") -> tuple[dict, dict]:  # fmt: skip
+    """One unit of the --llm part: ``seed``'s points at batch size ``b`` (b = 1 is
+    SinglePrompt), K permuted votes, or SEAS by rule ``seas``; it reads its points from
+    ``data_dir`` (paper tasks) or generates them, and opens the model in its own process."""
+    task, items = task_and_items(preset, data_dir, seed)
     k = 1 if b == 1 else preset.votes
-    answerer, count, name, confidence = models.answerer
-    if answerer is None:  # simulated stand-in for the LLM part (smoke, tests)
+    if preset.llm == "simulated":  # simulated stand-in for the LLM part (smoke, tests)
         answers = {it[_key(task)]: truth(it) for it in items}
         llm = simulated_llm(task, answers, preset.bias, seed=seed + 1000 * b, key=_key(task))
-        answerer, count = llm_answerer(llm), llm.count_tokens
-    prefix = seas_prefix(b, seas)
-    v, extra = measure(answerer, count, task, items, preset, b, k, seas, seed, confidence, prefix)
-    ctx.log.info("seed %d %s%s: %s", seed, prefix, f" ({name})",
-                 {m: round(x, 3) for m, x in v.items() if m.endswith("acc")})  # fmt: skip
-    return v, extra
+        answerer, count, confidence = llm_answerer(llm), llm.count_tokens, True
+    else:
+        answerer, count, _, confidence = open_answerer(preset.llm, preset.task,
+                                                       preset.threshold, device)  # fmt: skip
+    return measure(answerer, count, task, items, preset, b, k, seas, seed, confidence,
+                   seas_prefix(b, seas))  # fmt: skip
+
+
+def unit_jobs(preset: Preset, data_dir, seeds, device: str) -> dict[str, partial]:
+    """Every unit of a run, independent of each other (each seeds itself), the slowest first
+    (default, 2 threads: BPE at bs 4 ~42 s, at bs 16 ~31 s, SEAS ~20 s, SinglePrompt ~5 s,
+    the simulator < 1 s per seed): BPE at each batch size > 1, then SEAS, then SinglePrompt,
+    then the simulator. Token counts and calls are counted inside each unit (exact, on the
+    backend's tokenizer); no timing is a claim here."""
+    rules = tuple(r if r != "paper" else True for r in preset.seas_rules)
+    llm = [(b, False) for b in sorted(preset.batch_sizes) if b > 1]
+    llm += [(b, e) for b in sorted(preset.seas_batch_sizes, reverse=True) for e in rules]
+    llm += [(1, False)]
+    jobs = {f"seed{s}/" + seas_prefix(b, e): partial(llm_unit, preset, data_dir, s, b, e, device)
+            for b, e in llm for s in seeds}  # fmt: skip
+    jobs |= {f"seed{s}/sim": partial(sim_unit, preset, s) for s in seeds}
+    if "official" in preset.seas_rules:
+        jobs |= {f"seed{s}/sim/seas-official": partial(sim_official_unit, preset, s)
+                 for s in seeds}  # fmt: skip
+    return jobs
 
 
 # ------------------------------------------------------------------ run
@@ -360,40 +388,43 @@ def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     if preset.task in PAPER_TASKS:
         load_paper_task(ctx.data_dir, preset.task, 1)  # MissingDataError before any work
-    models = Models(ctx)
-    metrics, positions, per_point = Metrics(), {}, {}
+    if preset.llm.startswith("openai:") and not ctx.resume:
+        # a server is probed here, so a wrong URL, key or model stops the run at once (exit 2)
+        # rather than inside a worker; the units open their own client
+        open_answerer(preset.llm, preset.task, preset.threshold, ctx.device)
+    jobs = unit_jobs(preset, ctx.data_dir, ctx.seeds, ctx.device)
     try:
-        for seed in ctx.seeds:
-            sv, sx = ctx.cached(f"seed{seed}/sim", lambda s=seed: sim_unit(preset, s))
-            metrics.update(seed, sv)
-            positions.setdefault("sim", []).append(sx[f"bs{preset.sim_batch_size}"]["position_acc"])
-            if "official" in preset.seas_rules:
-                metrics.update(seed, ctx.cached(f"seed{seed}/sim/seas-official",
-                                                lambda s=seed: sim_official_unit(preset, s)))  # fmt: skip
-            rules = tuple(r if r != "paper" else True for r in preset.seas_rules)
-            for b in preset.batch_sizes:
-                for seas in (False, *rules) if b in preset.seas_batch_sizes else (False,):
-                    key = f"seed{seed}/" + seas_prefix(b, seas)
-                    lv, lx = ctx.cached(
-                        key, lambda s=seed, b=b, e=seas: llm_unit(ctx, models, s, b, e)
-                    )
-                    metrics.update(seed, lv)
-                    per_point.setdefault(seas_prefix(b, seas), {})[seed] = lx
-                    if not seas:
-                        positions.setdefault(f"llm/bs{b}", []).append(lx["position_acc"])
-                        # how far naive batching moved from its no-op: labels it shares with
-                        # the position-only answerer
-                        pred = lx["pred"]
-                        metrics.add(f"llm/bs{b}/v1/same_as_position_only", seed,
-                                    float(np.mean([x == y for x, y in
-                                                   zip(pred["v1"], pred["position_only"])])))  # fmt: skip
-                    else:  # the decisions SEAS changed against its no-op, 1 vote at this size
-                        got, naive = lx["pred"]["seas"], per_point[f"llm/bs{b}"][seed]["pred"]["v1"]
-                        metrics.add(f"{seas_prefix(b, seas)}/changed_vs_v1", seed,
-                                    float(np.mean([x != y for x, y in zip(got, naive)])))  # fmt: skip
-            ctx.save_partial(metrics)
+        units = ctx.cached_parallel(jobs, desc="batch-size x seed units")
     except LLMError as e:
         raise UsageError(f"LLM backend failed: {e}") from None
+    metrics, positions, per_point = Metrics(), {}, {}
+    rules = tuple(r if r != "paper" else True for r in preset.seas_rules)
+    for seed in ctx.seeds:
+        sv, sx = units[f"seed{seed}/sim"]
+        metrics.update(seed, sv)
+        positions.setdefault("sim", []).append(sx[f"bs{preset.sim_batch_size}"]["position_acc"])
+        if "official" in preset.seas_rules:
+            metrics.update(seed, units[f"seed{seed}/sim/seas-official"])
+        for b in preset.batch_sizes:
+            for seas in (False, *rules) if b in preset.seas_batch_sizes else (False,):
+                prefix = seas_prefix(b, seas)
+                lv, lx = units[f"seed{seed}/{prefix}"]
+                ctx.log.info("seed %d %s (%s): %s", seed, prefix, preset.llm,
+                             {m: round(x, 3) for m, x in lv.items() if m.endswith("acc")})  # fmt: skip
+                metrics.update(seed, lv)
+                per_point.setdefault(prefix, {})[seed] = lx
+                if not seas:
+                    positions.setdefault(f"llm/bs{b}", []).append(lx["position_acc"])
+                    # how far naive batching moved from its no-op: labels it shares with the
+                    # position-only answerer
+                    pred = lx["pred"]
+                    metrics.add(f"llm/bs{b}/v1/same_as_position_only", seed,
+                                float(np.mean([x == y for x, y in
+                                               zip(pred["v1"], pred["position_only"])])))  # fmt: skip
+                else:  # the decisions SEAS changed against its no-op, 1 vote at this size
+                    got, naive = lx["pred"]["seas"], per_point[f"llm/bs{b}"][seed]["pred"]["v1"]
+                    metrics.add(f"{prefix}/changed_vs_v1", seed,
+                                float(np.mean([x != y for x, y in zip(got, naive)])))  # fmt: skip
     ctx.save_figure(plot_accuracy_vs_tokens(metrics, preset), "accuracy_vs_tokens.png")
     ctx.save_figure(plot_position(positions), "accuracy_by_position.png")
     extra = {"llm": preset.llm, "task": preset.task,
