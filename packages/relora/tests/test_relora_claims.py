@@ -41,6 +41,7 @@ def _metrics(loss, rank=None, params=869_504, item_noise=0.05):
         m.add("warm_start/steps", s, PRESET.warm_start)
         m.add("relora/merges", s, 5)
         m.add("relora/max_lr_at_merge", s, 0.0)
+        m.add("relora/lr", s, PRESET.lr)
         m.add("relora/min_reset_fraction", s, 0.9)
     return m, items
 

@@ -23,7 +23,11 @@ def test_batches_are_a_function_of_seed_and_step():
     assert not torch.equal(a, stream.batch(1, 5, 4, 16))
     ev = stream.eval_batches(2, 4, 16)
     assert torch.equal(ev[0], stream.eval_batches(2, 4, 16)[0])
-    assert len(stream.train) + len(stream.eval) == len(pydoc_bytes())
+    assert len(stream.train) + len(stream.val) + len(stream.eval) == len(pydoc_bytes())
+    # the validation windows (tuning) come from neither the training nor the test tokens
+    val = stream.val_batches(2, 4, 16)
+    assert torch.equal(val[1], stream.val_batches(2, 4, 16)[1])
+    assert len(stream.val) == pytest.approx(0.05 * len(pydoc_bytes()), abs=2)
 
 
 def test_c4_missing_says_where_and_how(tmp_path):

@@ -89,6 +89,14 @@ def regime(metrics: Metrics, preset) -> tuple[str, str]:
     )
 
 
+def _point(metrics: Metrics, method: str) -> str:
+    """The grid point a method ran at (chosen on validation), e.g. 'lr 0.003, alpha/r 4'."""
+    lr = f"lr {metrics.mean(f'{method}/lr'):g}" if f"{method}/lr" in metrics else ""
+    if f"{method}/lora_scale" in metrics:
+        lr += f", alpha/r {metrics.mean(f'{method}/lora_scale'):g}"
+    return lr
+
+
 def _items(items: dict, *arms: str) -> tuple:
     return tuple(items[a] for a in arms)
 
@@ -142,10 +150,12 @@ def make_claims(metrics: Metrics, preset, items: dict[str, dict[int, list[float]
             statement="ReLoRA reaches a lower held-out loss than pure low-rank (LoRA) training "
             f"with the same rank, steps and batches, by more than {LORA_MARGIN:g} nats per token",
             paper=PAPER_TABLE2,
-            measured=f"eval loss LoRA {metrics.fmt('lora/eval_loss')} ({_ppl(metrics, 'lora')}),"
-            f" ReLoRA {metrics.fmt('relora/eval_loss')} ({_ppl(metrics, 'relora')})",
-            criterion="ReLoRA's held-out loss vs LoRA's (same rank, steps and batches; SE over "
-            "seeds and the shared evaluation sequences)",
+            measured=f"eval loss LoRA {metrics.fmt('lora/eval_loss')} ({_ppl(metrics, 'lora')};"
+            f" {_point(metrics, 'lora')}), ReLoRA {metrics.fmt('relora/eval_loss')} "
+            f"({_ppl(metrics, 'relora')}; {_point(metrics, 'relora')})",
+            criterion="ReLoRA's held-out loss vs LoRA's (same rank, steps and batches, each at "
+            "its point of the same lr x alpha/r grid chosen on validation; SE over seeds and "
+            "the shared evaluation sequences)",
             test=superiority(
                 loss["relora"],
                 loss["lora"],
@@ -164,9 +174,11 @@ def make_claims(metrics: Metrics, preset, items: dict[str, dict[int, list[float]
             "warm start, by more than 2 SE (restarts, not the warm start, make the difference)",
             paper=PAPER_TABLE2,
             measured=f"eval loss LoRA + warm start {metrics.fmt('lora_warm/eval_loss')} "
-            f"({_ppl(metrics, 'lora_warm')}), ReLoRA {metrics.fmt('relora/eval_loss')}",
-            criterion="ReLoRA's held-out loss vs LoRA + warm start's (SE over seeds and the "
-            "shared evaluation sequences)",
+            f"({_ppl(metrics, 'lora_warm')}; {_point(metrics, 'lora_warm')}), ReLoRA "
+            f"{metrics.fmt('relora/eval_loss')}",
+            criterion="ReLoRA's held-out loss vs LoRA + warm start's (each at its point of the "
+            "same lr x alpha/r grid chosen on validation; SE over seeds and the shared "
+            "evaluation sequences)",
             test=superiority(
                 loss["relora"],
                 loss["lora_warm"],
@@ -186,7 +198,7 @@ def make_claims(metrics: Metrics, preset, items: dict[str, dict[int, list[float]
             "it) is not",
             paper=PAPER_TABLE2,
             measured=f"eval loss full-rank {metrics.fmt('full/eval_loss')} "
-            f"({_ppl(metrics, 'full')}), ReLoRA {metrics.fmt('relora/eval_loss')}, the warm "
+            f"({_ppl(metrics, 'full')}; {_point(metrics, 'full')}), ReLoRA {metrics.fmt('relora/eval_loss')}, the warm "
             f"start alone {metrics.fmt('warm_start/eval_loss')}; ratio of means {ratio:.3f}",
             criterion=f"ReLoRA's held-out loss vs full-rank's, tolerance {CLOSE_FRACTION:.0%} of "
             f"full-rank's mean loss ({tolerance:.3g} nats; SE over seeds and the shared "
@@ -214,7 +226,7 @@ def make_checks(metrics: Metrics, preset) -> list[Check]:
     expected_merges = (preset.steps - 1 - preset.warm_start) // preset.relora_steps
     merges = metrics.values("relora/merges")
     lr_at_merge = max(metrics.values("relora/max_lr_at_merge"))
-    cap = 1e-7 * preset.lr * (1 + 1e-9)
+    cap = 1e-7 * max(metrics.values("relora/lr")) * (1 + 1e-9)  # the chosen peak lr
     reset = min(metrics.values("relora/min_reset_fraction"))
     lora_ranks = metrics.values("lora_warm/rank_max") + metrics.values("lora/rank_max")
     params = metrics.mean("relora/trainable_params") / metrics.mean("full/trainable_params")

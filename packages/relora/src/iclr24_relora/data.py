@@ -31,15 +31,21 @@ def pydoc_bytes() -> np.ndarray:
 
 @dataclass
 class TokenStream:
-    """A token array split into train (first ``1 - eval_fraction``) and eval (the rest)."""
+    """A token array split into train (the first ``1 - val_fraction - eval_fraction``),
+    validation (the next ``val_fraction``: what the tuning grid is chosen on) and eval (the
+    last ``eval_fraction``: the held-out test set the claims read)."""
 
     tokens: np.ndarray
     vocab_size: int
     eval_fraction: float = 0.1
+    val_fraction: float = 0.05
 
     def __post_init__(self):
-        cut = int(len(self.tokens) * (1 - self.eval_fraction))
-        self.train = torch.from_numpy(self.tokens[:cut].astype(np.int64))
+        n = len(self.tokens)
+        cut = int(n * (1 - self.eval_fraction))
+        val_cut = int(n * (1 - self.eval_fraction - self.val_fraction))
+        self.train = torch.from_numpy(self.tokens[:val_cut].astype(np.int64))
+        self.val = torch.from_numpy(self.tokens[val_cut:cut].astype(np.int64))
         self.eval = torch.from_numpy(self.tokens[cut:].astype(np.int64))
 
     def batch(self, seed: int, step: int, batch_size: int, seq_len: int) -> torch.Tensor:
@@ -51,6 +57,11 @@ class TokenStream:
         """The fixed evaluation batches (the same for every seed and method)."""
         g = torch.Generator().manual_seed(12345)
         return [_windows(self.eval, g, batch_size, seq_len) for _ in range(n)]
+
+    def val_batches(self, n: int, batch_size: int, seq_len: int) -> list[torch.Tensor]:
+        """The fixed validation batches (tuning only; disjoint from train and eval)."""
+        g = torch.Generator().manual_seed(54321)
+        return [_windows(self.val, g, batch_size, seq_len) for _ in range(n)]
 
 
 def _windows(data: torch.Tensor, g: torch.Generator, batch_size: int, seq_len: int):

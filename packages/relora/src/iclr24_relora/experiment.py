@@ -55,28 +55,37 @@ class Preset:
     steps: int = 240
     """Optimizer steps for every method (paper 130M: 20k)."""
     warm_start: int = 60
-    """Full-rank warm-start steps (paper 130M: 5k of 20k, 25%)."""
-    relora_steps: int = 30
-    """Steps between merges (official paper_130M.sh: --relora 2000 of 20k after 5k: 7 merges)."""
+    """Full-rank warm-start steps: 25% of the run, the official proportion (Guitaricet/relora
+    README at 176f376, 250M recipe: --warmed_up_model .../model_5000 of --num_training_steps
+    20000)."""
+    relora_steps: int = 60
+    """Steps between merges (the ReLoRA cycle): 25% of the run, the official proportion (README
+    at 176f376: --relora 5000 --cycle_length 5000 of 20000; 3 cycles after the warm start)."""
     schedule: str = "jagged"
     """jagged: official --scheduler cosine_restarts (training_utils.py at ac33a08 = HEAD
-    176f376; the official README's ReLoRA command, restart warm-up 100); cyclic: official
-    --scheduler cosine --cycle_length (scripts/paper_130M.sh, e3e42dd): a warm-up of ``warmup``
-    steps and a cosine to 0.1 in every ReLoRA cycle."""
-    restart_warmup: int = 5
-    """lr ramp after a merge in the jagged schedule (official README: --restart_warmup_steps
-    100 of a 5000-step cycle; 1/6 of a cycle here)."""
-    warmup: int = 12
-    """lr warm-up: the first (official --warmup_steps 500 of 20k: 2.5%; 5% here), and in the
-    cyclic schedule every cycle's."""
-    lr: float = 1e-3
-    """Official paper_130M.sh --lr 0.001 for full-rank and ReLoRA."""
+    176f376; the official README's ReLoRA command); cyclic: official --scheduler cosine
+    --cycle_length (scripts/paper_130M.sh, e3e42dd): a warm-up of ``warmup`` steps and a
+    cosine to 0.1 in every ReLoRA cycle."""
+    restart_warmup: int = 1
+    """lr ramp after a merge in the jagged schedule: 0.5% of the run, the official proportion
+    (README at 176f376: --restart_warmup_steps 100 of 20000; 1.2 steps here, rounded to 1)."""
+    warmup: int = 6
+    """The first lr warm-up (and, in the cyclic schedule, every cycle's): 2.5% of the run, the
+    official proportion (README at 176f376 and paper_130M.sh: --warmup_steps 500 of 20000)."""
+    tune_lr: tuple[float, ...] = (1e-3, 3e-3)
+    """The tuning grid's peak learning rates, the same for every method (issue 50; fixed before
+    any run with it, see TUNING in this file): the official --lr 0.001 (README at 176f376 and
+    paper_130M.sh, full-rank and ReLoRA alike) and 3x that (a 240-step run)."""
+    tune_lora_scale: tuple[float, ...] = (0.25, 4.0)
+    """The tuning grid's LoRA scales alpha / r, the same for every LoRA method (full-rank has
+    none): the official 0.25 (--lora_r 128 --lora_alpha 32, torchrun_main.py at 176f376) and
+    4.0 (the official alpha 32 at our r 8); beats-lora flipped between the two (issue 50)."""
+    val_batches: int = 8
+    """Fixed validation batches (of ``batch_size`` windows, from the 5% of the tokens between
+    the training and the test tokens) on which the grid point of every method is chosen."""
     r: int = 8
     """LoRA rank (paper: 128 for 60M-350M, r/d = 1/6 at 130M; here 8 of 128, so 2r < d and
     the rank growth over merges is measurable)."""
-    lora_scale: float = 0.25
-    """alpha / r for every LoRA method: official --lora_r 128 with --lora_alpha 32
-    (torchrun_main.py at HEAD 176f376; hard-coded lora_alpha=32 at e3e42dd), i.e. 0.25."""
     dropout: float = 0.1
     """LoRA dropout (official lora_dropout=0.1)."""
     prune_mode: str = "magnitude"
@@ -114,13 +123,17 @@ class Preset:
             raise ValueError("eval_batches must be >= 1 and hidden divisible by heads")
         if self.schedule == "cyclic" and self.warmup >= self.relora_steps:
             raise ValueError("the cyclic schedule needs warmup < relora_steps")
-        if self.lora_scale <= 0 or not 0 <= self.dropout < 1:
-            raise ValueError("lora_scale must be > 0 and dropout in [0, 1)")
+        if not self.tune_lr or not self.tune_lora_scale or min(*self.tune_lr,
+                                                               *self.tune_lora_scale) <= 0:  # fmt: skip
+            raise ValueError("tune_lr and tune_lora_scale: one or more values, each > 0")
+        if self.val_batches < 1 or not 0 <= self.dropout < 1:
+            raise ValueError("val_batches must be >= 1 and dropout in [0, 1)")
         if not 0 < self.rank_tol < 1:
             raise ValueError("rank_tol must be in (0, 1)")
-        self.train_config(0)  # the loop's own validation (lr, prune mode, ...)
+        self.train_config(0, self.tune_lr[0], self.tune_lora_scale[0])  # the loop's own checks
 
-    def train_config(self, seed: int) -> TrainConfig:
+    def train_config(self, seed: int, lr: float, lora_scale: float) -> TrainConfig:
+        """The ReLoRA configuration at one grid point (``method_configs`` derives the rest)."""
         return TrainConfig(
             method="relora",
             total_steps=self.steps,
@@ -129,9 +142,9 @@ class Preset:
             restart_warmup_steps=self.restart_warmup,
             warmup_steps=self.warmup,
             schedule=self.schedule,
-            lr=self.lr,
+            lr=lr,
             r=self.r,
-            alpha=self.lora_scale * self.r,
+            alpha=lora_scale * self.r,
             dropout=self.dropout,
             prune_mode=self.prune_mode,
             prune_ratio=self.prune_ratio,
@@ -143,9 +156,9 @@ class Preset:
 
 
 PRESETS = {
-    "smoke": Preset(seeds=(0,), steps=30, warm_start=10, relora_steps=5, warmup=3,
-                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, layers=2,
-                    workers=1),
+    "smoke": Preset(seeds=(0,), steps=24, warm_start=6, relora_steps=6, warmup=1,
+                    restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, val_batches=2,
+                    layers=2, tune_lora_scale=(0.25,), workers=1),
     "default": Preset(),
     # official scripts/paper_130M.sh (commit e3e42dd; removed in 5e26ad6): --scheduler cosine
     # --cycle_length 2000 --relora 2000 --warmup_steps 500 --lr 0.001 --min_lr_ratio 0.1
@@ -154,10 +167,13 @@ PRESETS = {
     # tokenizer. The 5k-step full-rank warm start follows the official README's procedure (its
     # example continues from model_5000 of 20000 steps); the May-2023 script has none.
     # (--restart_warmup_steps 100 is passed by the script but unused by --scheduler cosine.)
+    # Its grid is the official point alone (lr 1e-3, alpha / r = 32 / 128): 4x 20k steps of
+    # a 130M model per grid point is not a tuning budget this package can assume.
     "paper": Preset(seeds=(0,), data="c4", steps=20_000, warm_start=5_000, relora_steps=2_000,
                     schedule="cyclic", warmup=500, restart_warmup=100, r=128, batch_size=600,
-                    micro_batch=50, seq_len=512, eval_batches=100, hidden=768, intermediate=2048,
-                    layers=12, heads=12),
+                    micro_batch=50, seq_len=512, eval_batches=100, val_batches=20, hidden=768,
+                    intermediate=2048, layers=12, heads=12, tune_lr=(1e-3,),
+                    tune_lora_scale=(0.25,)),
 }  # fmt: skip
 
 
@@ -179,18 +195,21 @@ def build_model(preset: Preset, vocab: int, seed: int):
     )
 
 
-def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset,
+def summarise(trainer: ReLoRATrainer, eval_batches, val_batches, preset: Preset,
               seconds: float) -> tuple[dict, list[float]]:  # fmt: skip
     """The method's metrics, and its loss on every evaluation sequence (the items of the
-    shared test set: their mean is ``eval_loss``)."""
+    shared test set: their mean is ``eval_loss``); ``val_loss`` is what the grid is chosen on."""
     ranks = list(trainer.update_ranks(preset.rank_tol).values())
     items = trainer.evaluate_items(eval_batches)
-    method = trainer.config.method
+    c = trainer.config
+    method = c.method
     restarts = [trainer.lrs[i] for i in range(len(trainer.lrs))
                 if method == "relora" and i > preset.warm_start
                 and (i - preset.warm_start) % preset.relora_steps == 0]  # fmt: skip
     out = {
         "eval_loss": float(np.mean(items)),
+        "val_loss": trainer.evaluate(val_batches),
+        "lr": c.lr,
         "train_loss_last10": float(np.mean(trainer.losses[-10:])),
         "rank_median": float(np.median(ranks)),
         "rank_max": float(max(ranks)),
@@ -202,30 +221,65 @@ def summarise(trainer: ReLoRATrainer, eval_batches, preset: Preset,
         "min_reset_fraction": min(trainer.reset_fractions, default=1.0),
         "train_seconds": seconds,
     }
+    if method != "full":
+        out["lora_scale"] = c.alpha / c.r
     if method != "lora":  # ||W - W_warmstart|| / ||W_warmstart||: no warm start in pure LoRA
         out["rel_update"] = trainer.relative_update()
     return {f"{method}/{k}": v for k, v in out.items()}, items
 
 
+# ------------------------------------------------------------------ tuning (issue 50)
+# Every method gets the same grid, tune_lr x tune_lora_scale (full-rank, which has no LoRA
+# scale, tune_lr alone), on the first seed; each method's point is the one with the lowest
+# loss on the validation batches (``Preset.val_batches``, tokens disjoint from the training
+# and the test tokens), never on the test batches the claims read; the other seeds run at the
+# chosen points. The grid (lr {1e-3, 3e-3} x alpha / r {0.25, 4}) and this rule were fixed
+# before any default run with them (in the commit that added this comment; only the smoke
+# had run). The warm start of LoRA + warm start and
+# ReLoRA (and the no-op arm) is the chosen full-rank run's first ``warm_start`` steps; their
+# grid is over the lr and scale of what follows it (the official README, too, warm-starts at
+# one lr and runs ReLoRA at another).
+WARM_ARMS = ("lora_warm", "relora")
+
+
+def _grid(preset: Preset, method: str) -> list[tuple[float, float]]:
+    scales = (preset.tune_lora_scale[0],) if method == "full" else preset.tune_lora_scale
+    return [(lr, s) for lr in preset.tune_lr for s in scales]
+
+
+def _key(seed: int, method: str, point: tuple[float, float], warm_lr: float | None = None):
+    lr, scale = point
+    name = f"seed{seed}/{method}/lr{lr:g}" + ("" if method == "full" else f"_s{scale:g}")
+    return name + (f"_ws{warm_lr:g}" if warm_lr is not None else "")
+
+
+def _best(done: dict, keys: dict[tuple[float, float], str], method: str) -> tuple[float, float]:
+    """The grid point with the lowest validation loss (the first in grid order on a tie)."""
+    return min(keys, key=lambda p: done[keys[p]][0][f"{method}/val_loss"])
+
+
 # ------------------------------------------------------------------ units (issue 52)
-# Five units per seed, handed to ``ctx.cached_parallel`` in two waves: the full-rank run (it
-# also returns its state at the warm start), then, reading that snapshot from a file, the
-# warm start itself (the no-op arm), LoRA + warm start and ReLoRA; LoRA starts from scratch
-# and runs in the first wave. Each unit is a module-level function (``functools.partial``),
-# seeds itself (``build_model``; the warm-started arms restore the snapshot's RNG state) and
-# rebuilds its data from the preset and ``--data-dir``, so it gives a serial run's numbers in
-# any process. ``train_seconds`` is reported, not a claim. Under torchrun every rank runs
-# the same units in order (``ctx.cached``), as before: a pool or Ray task has no process group.
+# One unit per method, seed and grid point, handed to ``ctx.cached_parallel`` in three waves: (1)
+# the first seed's grid of full rank (which also returns its state at the warm start) and
+# LoRA; (2) reading the chosen full-rank run's snapshot from a file, that seed's grid of
+# LoRA + warm start and ReLoRA, and the warm start itself (the no-op arm), with the other
+# seeds' full rank and LoRA at their chosen points; (3) the other seeds' warm-started arms.
+# Each unit is a module-level function (``functools.partial``), seeds itself
+# (``build_model``; the warm-started arms restore the snapshot's RNG state) and rebuilds its
+# data from the preset and ``--data-dir``, so it gives a serial run's numbers in any process.
+# ``train_seconds`` is reported, not a claim. Under torchrun every rank runs the same units in
+# order (``ctx.cached``), as before: a pool or Ray task has no process group.
 
 
 def _data(preset: Preset, data_dir):
     stream = c4_stream(data_dir) if preset.data == "c4" else byte_stream()
     eval_batches = stream.eval_batches(preset.eval_batches, preset.batch_size, preset.seq_len)
-    return stream, eval_batches
+    val_batches = stream.val_batches(preset.val_batches, preset.batch_size, preset.seq_len)
+    return stream, eval_batches, val_batches
 
 
-def _trainer(preset: Preset, seed: int, method: str, stream, device) -> ReLoRATrainer:
-    config = method_configs(preset.train_config(seed))[method]
+def _trainer(preset: Preset, seed: int, method: str, point, stream, device) -> ReLoRATrainer:
+    config = method_configs(preset.train_config(seed, *point))[method]
 
     def batches(step: int):
         return stream.batch(seed, step, preset.batch_size, preset.seq_len)
@@ -238,71 +292,115 @@ def _warm_blob(warm: str | bytes) -> bytes:
     return warm if isinstance(warm, bytes) else Path(warm).read_bytes()
 
 
-def full_unit(preset: Preset, seed: int, data_dir, device):
-    """The full-rank run; returns its metrics, per-sequence losses, curve and its state at
-    the warm start (the start of LoRA + warm start and ReLoRA, as in the paper)."""
-    stream, eval_batches = _data(preset, data_dir)
+def full_unit(preset: Preset, seed: int, point, data_dir, device):
+    """The full-rank run at one grid point; returns its metrics, per-sequence losses, curve and
+    its state at the warm start (the start of LoRA + warm start and ReLoRA, as in the paper)."""
+    stream, eval_batches, val_batches = _data(preset, data_dir)
     t0 = time.perf_counter()
-    trainer = _trainer(preset, seed, "full", stream, device)
+    trainer = _trainer(preset, seed, "full", point, stream, device)
     trainer.train(until=preset.warm_start)
     warm = trainer.snapshot()
     trainer.train()
     seconds = time.perf_counter() - t0
     curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-    return *summarise(trainer, eval_batches, preset, seconds), curve, warm
+    return *summarise(trainer, eval_batches, val_batches, preset, seconds), curve, warm
 
 
-def warm_start_unit(preset: Preset, seed: int, data_dir, device, warm: str | bytes):
+def warm_start_unit(preset: Preset, seed: int, point, data_dir, device, warm: str | bytes):
     """The warm-start model as it is (the no-op arm: no update after the warm start)."""
-    stream, eval_batches = _data(preset, data_dir)
-    trainer = _trainer(preset, seed, "full", stream, device).restore(_warm_blob(warm))
+    stream, eval_batches, _ = _data(preset, data_dir)
+    trainer = _trainer(preset, seed, "full", point, stream, device).restore(_warm_blob(warm))
     items = trainer.evaluate_items(eval_batches)
     return {"warm_start/eval_loss": float(np.mean(items)),
             "warm_start/steps": float(trainer.step)}, items  # fmt: skip
 
 
-def method_unit(preset: Preset, seed: int, method: str, data_dir, device,
+def method_unit(preset: Preset, seed: int, method: str, point, data_dir, device,
                 warm: str | bytes | None = None):  # fmt: skip
-    """LoRA (from scratch), or LoRA + warm start / ReLoRA from the full run's warm start."""
-    stream, eval_batches = _data(preset, data_dir)
+    """LoRA (from scratch), or LoRA + warm start / ReLoRA from the full run's warm start, at
+    one grid point (lr, alpha / r)."""
+    stream, eval_batches, val_batches = _data(preset, data_dir)
     t0 = time.perf_counter()
-    trainer = _trainer(preset, seed, method, stream, device)
+    trainer = _trainer(preset, seed, method, point, stream, device)
     if warm is not None:
         trainer.restore(_warm_blob(warm))  # the full-rank run's state at the warm start
     trainer.train()
     seconds = time.perf_counter() - t0
     curve = {"losses": trainer.losses, "lrs": trainer.lrs}
-    return *summarise(trainer, eval_batches, preset, seconds), curve
+    return *summarise(trainer, eval_batches, val_batches, preset, seconds), curve
 
 
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     info = init_distributed(ctx.torch_device.type)  # under torchrun: one rank per process
     device = f"cuda:{info.local_rank}" if ctx.torch_device.type == "cuda" else str(ctx.torch_device)
+    data_dir = ctx.data_dir
 
     def units(jobs: dict, desc: str) -> dict:
         if info.is_distributed:  # every rank computes each unit in order (DDP), rank 0 stores
             return {key: ctx.cached(key, fn) for key, fn in jobs.items()}
         return ctx.cached_parallel(jobs, desc=desc)
 
-    first = {}
-    for seed in ctx.seeds:
-        first[f"seed{seed}/full"] = partial(full_unit, preset, seed, ctx.data_dir, device)
-        first[f"seed{seed}/lora"] = partial(method_unit, preset, seed, "lora", ctx.data_dir, device)
-    done = units(first, "full rank and LoRA")
-    second = {}
-    for seed in ctx.seeds:
-        warm = done[f"seed{seed}/full"][3]
-        if not info.is_distributed:  # the second wave reads the snapshot from a file
-            path = ctx.path("warm_start") / f"seed{seed}.pt"
+    def warm_of(seed: int, done: dict, point) -> str | bytes:
+        warm = done[_key(seed, "full", point)][3]
+        if not info.is_distributed:  # later waves read the snapshot from a file
+            path = ctx.path("warm_start") / f"seed{seed}_lr{point[0]:g}.pt"
             atomic_write_bytes(path, warm)
             warm = str(path)
-        second[f"seed{seed}/warm_start"] = partial(warm_start_unit, preset, seed, ctx.data_dir,
-                                                   device, warm)  # fmt: skip
-        for method in ("lora_warm", "relora"):
-            second[f"seed{seed}/{method}"] = partial(method_unit, preset, seed, method,
-                                                     ctx.data_dir, device, warm)  # fmt: skip
-    done |= units(second, "warm-started arms")
+        return warm
+
+    def warm_jobs(seed: int, done: dict, points: dict[str, list]) -> dict:
+        full_point = chosen["full"]
+        warm = warm_of(seed, done, full_point)
+        jobs = {f"seed{seed}/warm_start/lr{full_point[0]:g}":
+                partial(warm_start_unit, preset, seed, full_point, data_dir, device, warm)}  # fmt: skip
+        for method in WARM_ARMS:
+            for point in points[method]:
+                jobs[_key(seed, method, point, full_point[0])] = partial(
+                    method_unit, preset, seed, method, point, data_dir, device, warm)  # fmt: skip
+        return jobs
+
+    tune, rest = ctx.seeds[0], ctx.seeds[1:]
+    grid = {m: _grid(preset, m) for m in ("full", "lora", *WARM_ARMS)}
+    ctx.log.info("tuning on seed %d's validation batches: lr %s x alpha/r %s", tune,
+                 preset.tune_lr, preset.tune_lora_scale)  # fmt: skip
+    jobs = {_key(tune, "full", p): partial(full_unit, preset, tune, p, data_dir, device)
+            for p in grid["full"]}  # fmt: skip
+    jobs |= {_key(tune, "lora", p): partial(method_unit, preset, tune, "lora", p, data_dir, device)
+             for p in grid["lora"]}  # fmt: skip
+    done = units(jobs, "grid: full rank and LoRA")
+    chosen = {m: _best(done, {p: _key(tune, m, p) for p in grid[m]}, m) for m in ("full", "lora")}
+    jobs = warm_jobs(tune, done, grid)
+    for seed in rest:
+        jobs[_key(seed, "full", chosen["full"])] = partial(full_unit, preset, seed,
+                                                           chosen["full"], data_dir, device)  # fmt: skip
+        jobs[_key(seed, "lora", chosen["lora"])] = partial(method_unit, preset, seed, "lora",
+                                                           chosen["lora"], data_dir, device)  # fmt: skip
+    done |= units(jobs, "grid: warm-started arms; other seeds' full rank and LoRA")
+    ws = chosen["full"][0]
+    for m in WARM_ARMS:
+        chosen[m] = _best(done, {p: _key(tune, m, p, ws) for p in grid[m]}, m)
+    jobs = {}
+    for seed in rest:
+        jobs |= warm_jobs(seed, done, {m: [chosen[m]] for m in WARM_ARMS})
+    if jobs:
+        done |= units(jobs, "other seeds' warm-started arms")
+
+    def label(m: str, p) -> str:
+        return f"lr {p[0]:g}" + ("" if m == "full" else f", alpha/r {p[1]:g}")
+
+    def val_loss(m: str, p) -> float:
+        return done[_key(tune, m, p, ws if m in WARM_ARMS else None)][0][f"{m}/val_loss"]
+
+    tuning = {
+        "seed": tune,
+        "rule": "lowest validation loss per method (first in grid order on a tie)",
+        "chosen": {m: label(m, p) for m, p in chosen.items()},
+        "val_loss": {m: {label(m, p): val_loss(m, p) for p in grid[m]} for m in grid},
+    }
+    for m, p in chosen.items():
+        ctx.log.info("chosen on validation: %s lr %g%s", m, p[0],
+                     "" if m == "full" else f", alpha/r {p[1]:g}")  # fmt: skip
 
     metrics = Metrics()
     curves = None
@@ -310,7 +408,11 @@ def run(ctx: RunContext) -> Report:
     for seed in ctx.seeds:
         values, seed_curves = {}, {}
         for arm in ("full", "warm_start", "lora", "lora_warm", "relora"):
-            out = done[f"seed{seed}/{arm}"]
+            if arm == "warm_start":
+                key = f"seed{seed}/warm_start/lr{ws:g}"
+            else:
+                key = _key(seed, arm, chosen[arm], ws if arm in WARM_ARMS else None)
+            out = done[key]
             values.update(out[0])
             items.setdefault(arm, {})[seed] = out[1]
             if arm != "warm_start":
@@ -320,7 +422,8 @@ def run(ctx: RunContext) -> Report:
         curves = curves or seed_curves
         ctx.save_partial(metrics)
     ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
-    return Report(metrics, make_claims(metrics, preset, items), make_checks(metrics, preset))
+    claims, checks = make_claims(metrics, preset, items), make_checks(metrics, preset)
+    return Report(metrics, claims, checks, extra={"tuning": tuning})
 
 
 app = ExperimentApp.from_module(__name__)
