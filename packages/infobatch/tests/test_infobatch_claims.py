@@ -204,7 +204,11 @@ def test_regime_needs_and_sources():
     needs = cs["lossless/mixture"].needs
     assert "@8bbb012" in needs and "200 epochs" in needs and "20,000 generated samples" in needs
     saving = cs["saves-cost/mixture"]
-    assert "91%" in saving.needs and "ours 0.70 below the mean" in saving.needs
+    assert "92%" in saving.needs and "ours 0.70 below the mean" in saving.needs
+    assert "0.4375" in saving.statement and "91%" in saving.statement  # ceiling, condition
+    assert "r x (share below the mean loss) x (pruned epochs) / E gives 0.5 x 0.700" in (
+        saving.measured
+    )  # the formula, with our share below the mean
     assert saving.test.source.kind == "derived" and "0.4375" in saving.test.source.text
     assert "at least 40%" in saving.statement and saving.test_set == "none"
     wall = cs["wall-clock/mixture"]
@@ -249,3 +253,73 @@ def test_checks_catch_broken_bookkeeping():
     assert not ok["equal-budget/mixture"]  # hard pruning saved 0.02 less
     assert not checks({("mixture", "infobatch_r0.5", 0): leak})["annealing/mixture"]
     assert not checks({("mixture", "hard_r0.7", 0): off})["counters/mixture"]
+
+
+def test_saving_ceiling_and_the_below_mean_share_it_needs():
+    from iclr24_infobatch.claims import needed_below_mean, pruned_epochs, saving_ceiling
+
+    # 200 epochs, delta 0.875: the last 25 anneal, epoch 0 prunes nothing: 174 pruned epochs
+    assert pruned_epochs(200, 0.875) == 174 and saving_ceiling(200) == pytest.approx(0.435)
+    assert needed_below_mean(200) == pytest.approx(0.40 / 0.435)  # 92 % below the mean loss
+    assert pruned_epochs(15, 0.875) == 12 and saving_ceiling(15) == pytest.approx(0.40)
+    assert pruned_epochs(8, 0.875) == 6 and saving_ceiling(8) < 0.40
+
+
+def _premises(m: Metrics, preset=PRESET) -> dict:
+    from iclr24_infobatch.claims import make_premises
+
+    return {p.id: p for p in make_premises(m, preset, records_for(m))}
+
+
+def test_a_schedule_that_cannot_reach_the_papers_saving_makes_saves_cost_inconclusive():
+    from iclr24_common.results import apply_premises
+
+    m = metrics_for(saved=0.30)
+    for epochs, reachable in ((8, False), (40, True)):
+        preset = replace(PRESET, epochs=epochs)
+        prem = _premises(m, preset)["saving-reachable/mixture"]
+        assert prem.holds == reachable, (epochs, prem.measured)
+        claims = make_claims(m, preset, records_for(m))
+        apply_premises(claims, list(_premises(m, preset).values()))
+        saving = claim(claims, "saves-cost/mixture")
+        assert saving.verdict == ("fails" if reachable else "inconclusive"), saving
+        assert saving.rests_on == ("saving-reachable/mixture",)
+
+
+def test_a_task_that_does_not_reward_data_is_a_failing_premise():
+    from iclr24_common.results import apply_premises
+
+    ib = [80.1, 80.0, 79.9, 80.2, 79.8]
+    m = metrics_for(ib=ib)  # random pruning of the same passes one point below full data
+    rewards = _premises(m)["rewards-data/mixture"]
+    assert rewards.holds and rewards.test.se_basis == "items"
+    flat = metrics_for(
+        ib=ib, noop=[79.9, 80.3, 79.8, 80.0, 80.0], rnd=[79.9, 80.3, 79.8, 80.0, 80.0]
+    )
+    prem = list(_premises(flat).values())
+    assert not {p.id: p for p in prem}["rewards-data/mixture"].holds
+    claims = claims_of(flat)
+    apply_premises(claims, prem)
+    for cid in ("lossless/mixture", "beats-random/mixture"):
+        c = claim(claims, cid)
+        assert c.rests_on == ("rewards-data/mixture",) and c.verdict == "inconclusive", c
+    assert claim(claims, "beats-hard/mixture").rests_on == ()
+
+
+def test_the_saving_formula_check():
+    n, E = 1000, 8
+    low_counts = [0, 701, 681, 653, 640, 631, 620, 0]  # epoch 0 and the annealed epoch: none
+    skipped = [c - int(0.5 * c) for c in low_counts]  # odd counts: rounded to whole samples
+    saved = sum(skipped) / (E * n)
+    rec = {"saved_fraction": saved, "predicted_saved_fraction": saved,
+           "low_fraction": float(np.mean([c for c in low_counts if c])) / n, "pruned_epochs": 6,
+           "kept_per_epoch": [n - k for k in skipped],
+           "epochs": [{"samples": n - k, "weight_min": 1.0, "weight_max": 2.0 if k else 1.0}
+                      for k in skipped]}  # fmt: skip
+    preset = PRESETS["smoke"]
+    ok = {c.id: c for c in make_checks(Metrics(), {("mixture", "infobatch_r0.5", 0): rec}, preset)}
+    assert ok["saving-formula/mixture"].holds
+    # 80 passes the formula does not account for (the selection pruned samples above the mean)
+    bad = {**rec, "saved_fraction": saved + 0.01, "predicted_saved_fraction": saved + 0.01}
+    out = {c.id: c for c in make_checks(Metrics(), {("mixture", "infobatch_r0.5", 0): bad}, preset)}
+    assert not out["saving-formula/mixture"].holds and out["saving-formula/mixture"].why

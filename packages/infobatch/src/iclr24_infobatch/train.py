@@ -155,6 +155,7 @@ class Trainer:
             "full_passes": pruner.full_passes,
             "kept_per_epoch": list(pruner.kept_per_epoch),
             "low_fraction": pruner.low_fraction() if hasattr(pruner, "low_fraction") else None,
+            "pruned_epochs": sum(c > 0 for c in getattr(pruner, "low_counts", ())),
             "epochs": self.epochs,
         }
 
