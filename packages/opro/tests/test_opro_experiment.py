@@ -60,4 +60,12 @@ def test_preset_validation():
         Preset(scoring="lenient")
     with pytest.raises(ValueError, match="prompt task"):
         Preset(prompt_task="mmlu")
+    with pytest.raises(ValueError, match="tsp_max_samples"):
+        replace(PRESETS["default"], tsp_per_step=8, tsp_max_samples=4)
+    with pytest.raises(ValueError, match="samples_per_call"):
+        replace(PRESETS["default"], samples_per_call=0)
+    replace(PRESETS["default"], tsp_per_step=8, tsp_max_samples=8, samples_per_call=None)
+    # the official decoding budget in every preset but the smoke
+    assert PRESETS["default"].llm_max_new_tokens == PRESETS["paper"].llm_max_new_tokens == 1024
+    assert PRESETS["default"].prompt_max_new_tokens == 1024
     assert PRESETS["paper"].prompt_task == "gsm8k" and PRESETS["paper"].linreg_steps == 500

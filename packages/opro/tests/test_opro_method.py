@@ -4,6 +4,7 @@ its baselines at equal evaluations and checkpoint/resume."""
 
 import itertools
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -238,6 +239,25 @@ def test_resampling_is_capped():
     cfg = OPROConfig(steps=2, resample_invalid=True, max_samples_per_step=20)
     res = OPRO(TSP(n=6, seed=0), ScriptedBackend(lambda p: "no trace"), config=cfg).run()
     assert res.samples == 40 and res.parsed == 0 and len(res.history) == 5
+
+
+@pytest.mark.parametrize("per_call, calls", [(None, 2), (1, 16), (3, 6)])
+def test_samples_per_call_splits_the_calls_and_records_reply_lengths(per_call, calls):
+    """A step's 8 samples in one call, one at a time or in threes (8 = 3 + 3 + 2); every
+    reply's length is recorded and the replies cut at the decoding cap are counted."""
+    asked = []
+
+    def reply(prompt):  # the scripted backend asks once per call
+        asked.append(prompt)
+        return "[11, 12] and then some more words"  # 7 words (the scripted backend's tokens)
+
+    cfg = OPROConfig(steps=2, max_new_tokens=5, samples_per_call=per_call, stop_at_optimum=False)
+    res = OPRO(LinearRegression(rep=0), ScriptedBackend(reply), config=cfg).run()
+    assert len(asked) == calls and res.samples == 16
+    assert res.reply_tokens == [5] * 16 and res.replies_capped == 16  # all cut at 5 tokens
+    short = replace(cfg, max_new_tokens=1024)
+    res = OPRO(LinearRegression(rep=0), ScriptedBackend(reply), config=short).run()
+    assert res.reply_tokens == [7] * 16 and res.replies_capped == 0  # each ends on its own
 
 
 def test_resume_continues_the_same_trajectory(tmp_path):

@@ -78,7 +78,7 @@ def regime(preset, task: str) -> tuple[str, str]:
                  f"(15, 14) found in 4.0-7.6 steps; {OFFICIAL} "
                  "opro/optimization/optimize_linear_regression.py: max_num_steps 500, "
                  "num_generated_points_in_each_step 8, max_decode_steps 1024, num_reps 5); "
-                 f"ours {model}, {preset.linreg_steps} steps of 8 proposals of up to "
+                 f"ours {model}, {preset.linreg_steps} step(s) of 8 proposals of up to "
                  f"{preset.llm_max_new_tokens} tokens, {seeds} seeds")  # fmt: skip
         ok = paper_class(preset.llm) and preset.linreg_steps >= OFFICIAL_STEPS[task]
         decode = preset.llm_max_new_tokens
@@ -87,9 +87,9 @@ def regime(preset, task: str) -> tuple[str, str]:
                  "500 steps of 8 valid traces of up to 1024 tokens (paper Table 3: n = 10 solved "
                  f"in 9.6-46.8 steps; {OFFICIAL} opro/optimization/optimize_tsp.py: num_steps "
                  "500, num_decode_per_step 8, max_num_pairs 10, max_decode_steps 1024); ours "
-                 f"{model}, n = {preset.tsp_n}, {preset.tsp_steps} step(s) of at most "
-                 f"{preset.tsp_max_samples} samples of up to {preset.llm_max_new_tokens} "
-                 f"tokens, {seeds} seeds")  # fmt: skip
+                 f"{model}, n = {preset.tsp_n}, {preset.tsp_steps} step(s) of "
+                 f"{preset.tsp_per_step} valid traces (at most {preset.tsp_max_samples} "
+                 f"samples) of up to {preset.llm_max_new_tokens} tokens, {seeds} seeds")  # fmt: skip
         ok = paper_class(preset.llm) and preset.tsp_steps >= OFFICIAL_STEPS[task]
         decode = preset.llm_max_new_tokens
     else:

@@ -1,7 +1,9 @@
 """The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
 ``app`` at the bottom (``iclr24-opro reproduce --help``).
 
-Measurements (each a resumable unit, ``ctx.cached``):
+Measurements (each a resumable unit, all independent: one ``ctx.cached_parallel`` call; an
+optimisation's steps depend on each other and stay serial inside its unit; no timing is a
+claim):
 
 - ``official``: our meta-prompts, answer scoring and TSP heuristics against outputs of the
   official functions (a check);
@@ -22,14 +24,17 @@ taken.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from dataclasses import dataclass, replace
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
 from iclr24_common import ExperimentApp, Metrics, Paper, Report, RunContext, UsageError
 from iclr24_common import preset_option as option
+from iclr24_common.logs import get_logger
 from iclr24_llm import LLM, SPEC_HELP, LLMError, ScriptedBackend, open_llm
 
 from .baselines import HUMAN_INSTRUCTIONS, LocalPerturbation, RandomSearch
@@ -74,6 +79,7 @@ PAPER = Paper(
     code="https://github.com/google-deepmind/opro",
 )
 USES_TORCH = True  # the local model runs on torch (--device cuda puts it on a GPU)
+LOG = get_logger("opro")
 CHECK_PROMPT = "Does the sun rise from the north? Just answer yes or no."
 """The request the official scripts send first to check the servers."""
 
@@ -89,18 +95,31 @@ class Preset:
     """Optimizer LLM spec (--llm); 'scripted' = scripted optimizers (tests only)."""
     scorer: str = "local"
     """Scorer LLM spec of prompt optimisation (--scorer)."""
-    llm_max_new_tokens: int = 64
-    """Decoding cap per proposal (official: max_decode_steps 1024; shorter on 2 CPU cores)."""
+    llm_max_new_tokens: int = 1024
+    """Decoding cap per optimizer reply on regression and TSP: the official max_decode_steps
+    1024 for every optimizer (google-deepmind/opro@e81b2f5
+    opro/optimization/optimize_linear_regression.py lines 112 and 144, optimize_tsp.py lines
+    115 and 147). SmolLM2-135M stops at its end of turn well before it in most replies
+    (README, "Decoding budget"); the run records the reply lengths."""
+    samples_per_call: int | None = 1
+    """Optimizer samples per LLM call (None: a step's samples in one batched call). 1 on a
+    CPU: a batch decodes until its longest reply, so one reply that runs to the 1024-token
+    cap makes the short ones wait (measured under the CPU lock, 2026-12-05: the 8 regression
+    replies of one step, batched, 185 s on 2 threads; one at a time, 67 s on 1 thread)."""
     llm_seconds: float | None = None
     """Optional wall-time cap per LLM optimisation (None: the step budget alone)."""
-    linreg_steps: int = 8
+    linreg_steps: int = 1
     """LLM steps on regression (official: max_num_steps 500, stop at the optimum; the paper's
-    LLMs needed 4-8 on average for (15, 14), Table 2)."""
+    LLMs needed 4-8 on average for (15, 14), Table 2). 1 (8 before the official decoding
+    budget): at 1024 tokens a reply the default must stay within ~10 minutes on 2 cores."""
     tsp_n: int = 10
     """TSP cities (paper Table 3: 10, 15, 20, 50)."""
     tsp_steps: int = 1
     """LLM steps on TSP (official: num_steps 500)."""
-    tsp_max_samples: int = 16
+    tsp_per_step: int = 4
+    """Valid traces asked for per TSP step (official: num_decode_per_step 8). 4: the model's
+    TSP replies run longest (often to the 1024-token cap), the bulk of the default's time."""
+    tsp_max_samples: int = 4
     """Samples per TSP step at most (official: resample until 8 valid traces, no cap)."""
     scripted_settings: tuple[tuple[int, int], ...] = PAPER_SETTINGS
     """(w_true, b_true) of the scripted regression check (paper Table 2 has seven)."""
@@ -121,15 +140,17 @@ class Preset:
     """Validation fraction for periodic validation (official: 0 for GSM8K and BBH)."""
     prompt_max_test: int | None = None
     """Test examples evaluated (None: all)."""
-    prompt_steps: int = 2
-    """Instruction-optimisation steps (official: num_search_steps 200)."""
+    prompt_steps: int = 1
+    """Instruction-optimisation steps (official: num_search_steps 200; 2 before the official
+    decoding budget)."""
     prompt_per_step: int = 4
     """Instructions asked for per step (official: 8)."""
     scorer_max_new_tokens: int = 256
     """Decoding cap per scorer answer on a generated-answer task (GSM8K, BBH); official
     max_decode_steps 1024 for both scorers (optimize_instructions.py at e81b2f57)."""
-    prompt_max_new_tokens: int = 48
-    """Decoding cap per optimizer reply (official: 1024 text-bison, 512 GPT)."""
+    prompt_max_new_tokens: int = 1024
+    """Decoding cap per optimizer reply of prompt optimisation (official: 1024 for the PaLM
+    optimizers, 512 for GPT; optimize_instructions.py lines 305 and 340 at e81b2f5)."""
     scorer_style: str = "palm"
     """palm or gpt: the official score threshold of the meta-prompt (0.0 or 0.3)."""
     scoring: str = "official"
@@ -140,18 +161,25 @@ class Preset:
     """Official few_shot_selection_criteria (random, constant, accumulative/current_most_frequent)."""
     position: str = "Q_begin"
     """Instruction position (official GPT/text-bison scorers: Q_begin or Q_end)."""
+    workers: int | None = 2
+    """Processes for the units on the local executor (``--workers`` overrides; None: one per
+    thread): WORKERS_NOTE."""
 
     def __post_init__(self):
         for name in ("linreg_steps", "tsp_steps", "scripted_steps", "scripted_tsp_steps",
-                     "prompt_steps", "prompt_per_step", "llm_max_new_tokens",
+                     "prompt_steps", "prompt_per_step", "llm_max_new_tokens", "tsp_per_step",
                      "prompt_max_new_tokens", "scorer_max_new_tokens",
                      "baseline_max_evaluations"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if self.tsp_n < 4:
             raise ValueError("tsp_n must be >= 4")
-        if self.tsp_max_samples < 8:
-            raise ValueError("tsp_max_samples must be >= 8 (one step asks for 8 traces)")
+        if self.tsp_max_samples < self.tsp_per_step:
+            raise ValueError("tsp_max_samples must be >= tsp_per_step (traces asked per step)")
+        if self.samples_per_call is not None and self.samples_per_call < 1:
+            raise ValueError("samples_per_call must be >= 1 (or None: one call per step)")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1 (or None: one per thread)")
         if self.llm_seconds is not None and not self.llm_seconds > 0:
             raise ValueError("llm_seconds must be > 0 (or None)")
         if not 0 < self.prompt_train_ratio < 1 or not 0 <= self.prompt_eval_ratio < 1:
@@ -174,8 +202,10 @@ PRESETS = {
         seeds=(0,),
         llm_max_new_tokens=16,
         linreg_steps=1,
+        samples_per_call=None,  # 16-token caps: a batch waits little for its longest reply
         tsp_n=8,
         tsp_steps=1,
+        tsp_per_step=8,
         tsp_max_samples=8,
         scripted_settings=((15, 14), (3, 5)),
         scripted_steps=60,
@@ -190,9 +220,10 @@ PRESETS = {
     # the official scale: 5 repetitions, 500 steps, GSM8K with a text-bison-style scorer
     "paper": Preset(
         seeds=(0, 1, 2, 3, 4),
-        llm_max_new_tokens=1024,
+        samples_per_call=None,  # a step's 8 samples in one call (a server, or a GPU's batch)
         linreg_steps=500,
         tsp_steps=500,
+        tsp_per_step=8,
         tsp_max_samples=64,
         scripted_steps=500,
         scripted_tsp_steps=500,
@@ -240,51 +271,72 @@ def scripted_optimizer() -> ScriptedBackend:
     return ScriptedBackend(answer, name="scripted", scorer=scripted_sentiment_scorer)
 
 
-class Models:
-    """The optimizer and scorer, loaded on first use (a resumed finished run loads none),
-    each once; an HTTP backend is checked with one request before any work."""
+@dataclass(frozen=True)
+class UnitEnv:
+    """What a unit needs besides its seed, in a form that pickles (never the run's ``ctx``):
+    the preset, the data and trajectory folders, ``--resume``, and the threads and device its
+    models run with."""
 
-    def __init__(self, ctx: RunContext):
-        self.ctx, self._loaded = ctx, {}
+    preset: Preset
+    data_dir: str
+    trajectories: str
+    resume: bool
+    threads: int
+    device: str
+
+    @classmethod
+    def of(cls, ctx: RunContext) -> UnitEnv:
+        return cls(ctx.preset, str(ctx.data_dir), str(ctx.out_dir / "trajectories"),
+                   bool(ctx.resume), ctx.unit_threads, str(ctx.device))  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4)
+def open_model(spec: str, threads: int, device: str) -> LLM:
+    """An optimizer or scorer, opened once per process (a worker loads its own model; models
+    are never pickled); an HTTP backend is checked with one request."""
+    if spec == "scripted":
+        return scripted_optimizer()
+    return open_llm(spec, threads=threads, device=device, probe=CHECK_PROMPT,
+                    what="--llm/--scorer", log=LOG)  # fmt: skip
+
+
+class Models:
+    """The optimizer and scorer of a unit, opened on first use (a resumed finished run opens
+    none)."""
+
+    def __init__(self, env: UnitEnv):
+        self.env = env
 
     def get(self, spec: str) -> LLM:
-        if spec not in self._loaded:
-            self._loaded[spec] = self._load(spec)
-        return self._loaded[spec]
-
-    def _load(self, spec: str) -> LLM:
-        if spec == "scripted":
-            return scripted_optimizer()
-        return open_llm(spec, threads=self.ctx.threads, device=self.ctx.device,
-                        probe=CHECK_PROMPT, what="--llm/--scorer", log=self.ctx.log)  # fmt: skip
+        return open_model(spec, self.env.threads, self.env.device)
 
     @cached_property
     def llm(self) -> LLM:
-        return self.get(self.ctx.preset.llm)
+        return self.get(self.env.preset.llm)
 
     @cached_property
     def scorer(self) -> LLM:
-        return self.get(self.ctx.preset.scorer)
+        return self.get(self.env.preset.scorer)
 
 
 # ------------------------------------------------------------------ measurements
 
 
-def _log_steps(ctx: RunContext, what: str):
+def _log_steps(what: str):
     def on_step(rec):
-        ctx.log.info("%s step %d: %d samples, %d parsed, %d new, best %.4g", what, rec["step"],
+        LOG.info("%s step %d: %d samples, %d parsed, %d new, best %.4g", what, rec["step"],
                      rec["samples"], rec["parsed"], len(rec["new"]), rec["best_value"])  # fmt: skip
 
     return on_step
 
 
 def _run(
-    ctx, name, problem, cfg, llm=None, proposer=None, seconds=None
+    env: UnitEnv, name, problem, cfg, llm=None, proposer=None, seconds=None
 ) -> tuple[OPROResult, float]:
     t0 = time.perf_counter()
     opt = OPRO(problem, llm, config=cfg, proposer=proposer)
-    res = opt.run(ctx.out_dir / "trajectories" / name, resume=ctx.resume, time_budget_s=seconds,
-                  on_step=_log_steps(ctx, name) if llm is not None else None)  # fmt: skip
+    res = opt.run(Path(env.trajectories) / name, resume=env.resume, time_budget_s=seconds,
+                  on_step=_log_steps(name) if llm is not None else None)  # fmt: skip
     return res, time.perf_counter() - t0
 
 
@@ -300,13 +352,13 @@ def _curve(res: OPROResult, shift: float = 0.0) -> list[tuple[int, float]]:
     return out
 
 
-def scripted_unit(preset: Preset, seed: int, ctx: RunContext) -> dict:
+def scripted_unit(env: UnitEnv, seed: int) -> dict:
     """The machinery with scripted capable optimizers, and the reference TSP heuristics."""
-    v: dict[str, float] = {}
+    preset, v = env.preset, {}
     found, steps = [], []
     for w, b in preset.scripted_settings:
         cfg = OPROConfig(steps=preset.scripted_steps, seed=seed)
-        res, _ = _run(ctx, f"seed{seed}/scripted-linreg-w{w}-b{b}", LinearRegression(w, b, rep=seed),
+        res, _ = _run(env, f"seed{seed}/scripted-linreg-w{w}-b{b}", LinearRegression(w, b, rep=seed),
                       cfg, ScriptedBackend(scripted_linreg_optimizer))  # fmt: skip
         found.append(res.steps_to_optimum is not None)
         if (w, b) == (15, 14):
@@ -322,25 +374,37 @@ def scripted_unit(preset: Preset, seed: int, ctx: RunContext) -> dict:
     cfg = OPROConfig(
         steps=preset.scripted_tsp_steps, max_shown=10, resample_invalid=True, seed=seed
     )
-    res, _ = _run(ctx, f"seed{seed}/scripted-tsp", q, cfg, ScriptedBackend(scripted_tsp_optimizer))
+    res, _ = _run(env, f"seed{seed}/scripted-tsp", q, cfg, ScriptedBackend(scripted_tsp_optimizer))
     v["scripted/tsp/optimal"] = float(res.steps_to_optimum is not None)
     v["scripted/tsp/gap"] = q.gap(res.best.value)
     return v
 
 
-def versus_unit(ctx: RunContext, models: Models, problem, task: str, seed: int, cfg: OPROConfig,
+def reply_metrics(res: OPROResult, prefix: str) -> dict[str, float]:
+    """The reply-length distribution of an LLM optimisation: median, 90th percentile and
+    largest number of tokens per reply, and the fraction of replies cut at the cap."""
+    t = np.asarray(res.reply_tokens or [0], dtype=float)
+    n = max(1, len(res.reply_tokens))
+    return {f"{prefix}/reply_tokens_median": float(np.median(t)),
+            f"{prefix}/reply_tokens_p90": float(np.percentile(t, 90)),
+            f"{prefix}/reply_tokens_max": float(t.max()),
+            f"{prefix}/replies_capped": res.replies_capped / n}  # fmt: skip
+
+
+def versus_unit(env: UnitEnv, models: Models, problem, task: str, seed: int, cfg: OPROConfig,
                 floor: float, value: str) -> tuple[dict, dict]:  # fmt: skip
     """The --llm optimizer, then random search and local perturbation at the same number of
     evaluations, and each baseline run on to the optimum (evaluations it needs)."""
-    preset = ctx.preset
-    res, dt = _run(ctx, f"seed{seed}/{task}-llm", problem, cfg, models.llm,
+    preset = env.preset
+    res, dt = _run(env, f"seed{seed}/{task}-llm", problem, cfg, models.llm,
                    seconds=preset.llm_seconds)  # fmt: skip
     usage = res.usage
     v = {f"{task}/llm/{value}": res.best.value - floor, f"{task}/llm/found": float(res.steps_to_optimum is not None),
          f"{task}/llm/evaluations": res.evaluations, f"{task}/llm/steps": res.steps_run,
          f"{task}/llm/samples": res.samples, f"{task}/llm/parse_rate": res.parse_rate if res.samples else 0.0,
          f"{task}/llm/seconds": dt, f"{task}/llm/usage_calls": usage.get("calls", 0),
-         f"{task}/llm/completion_tokens": usage.get("completion_tokens", 0)}  # fmt: skip
+         f"{task}/llm/completion_tokens": usage.get("completion_tokens", 0),
+         **reply_metrics(res, f"{task}/llm")}  # fmt: skip
     if res.evaluations_to_optimum is not None:
         v[f"{task}/llm/evaluations_to_optimum"] = res.evaluations_to_optimum
     # the no-op arm: the best starting solution, no step taken (every optimizer starts there)
@@ -352,42 +416,44 @@ def versus_unit(ctx: RunContext, models: Models, problem, task: str, seed: int, 
     cap = preset.baseline_max_evaluations
     free = replace(budget, steps=20 * cap + 10, max_evaluations=cap)
     for name, make in (("random", RandomSearch), ("local", LocalPerturbation)):
-        base, _ = _run(ctx, f"seed{seed}/{task}-{name}", problem, budget, proposer=make(budget))
+        base, _ = _run(env, f"seed{seed}/{task}-{name}", problem, budget, proposer=make(budget))
         v[f"{task}/{name}/{value}"] = base.best.value - floor
         v[f"{task}/{name}/found"] = float(base.steps_to_optimum is not None)
         v[f"{task}/{name}/evaluations"] = base.evaluations
         curves[name] = _curve(base, floor)
         run_on, _ = _run(
-            ctx, f"seed{seed}/{task}-{name}-to-optimum", problem, free, proposer=make(free)
+            env, f"seed{seed}/{task}-{name}-to-optimum", problem, free, proposer=make(free)
         )
         v[f"{task}/{name}/evaluations_to_optimum"] = (
             run_on.evaluations_to_optimum or preset.baseline_max_evaluations + 1
         )
-    ctx.log.info("seed %d %s: %s %d evaluations (%d steps, parse rate %.2f, %.0f s): %s %.4g; "
+    LOG.info("seed %d %s: %s %d evaluations (%d steps, parse rate %.2f, %.0f s): %s %.4g; "
                  "random %.4g, local %.4g", seed, task, models.llm.name, res.evaluations,
                  res.steps_run, v[f"{task}/llm/parse_rate"], dt, value, v[f"{task}/llm/{value}"],
                  v[f"{task}/random/{value}"], v[f"{task}/local/{value}"])  # fmt: skip
-    return v, curves
+    return v, {"curves": curves, "reply_tokens": list(res.reply_tokens)}
 
 
-def linreg_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
+def linreg_unit(env: UnitEnv, models: Models, seed: int) -> tuple[dict, dict]:
     prob = LinearRegression(15, 14, rep=seed)
-    cfg = OPROConfig(steps=ctx.preset.linreg_steps, max_new_tokens=ctx.preset.llm_max_new_tokens,
-                     seed=seed)  # fmt: skip
-    return versus_unit(ctx, models, prob, "linreg", seed, cfg, linreg_loss(prob.X, prob.y, 15, 14),
+    cfg = OPROConfig(steps=env.preset.linreg_steps, max_new_tokens=env.preset.llm_max_new_tokens,
+                     samples_per_call=env.preset.samples_per_call, seed=seed)  # fmt: skip
+    return versus_unit(env, models, prob, "linreg", seed, cfg, linreg_loss(prob.X, prob.y, 15, 14),
                        "excess_loss")  # fmt: skip
 
 
-def tsp_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
-    q = TSP(n=ctx.preset.tsp_n, seed=seed)
-    cfg = OPROConfig(steps=ctx.preset.tsp_steps, max_shown=10, resample_invalid=True,
-                     max_samples_per_step=ctx.preset.tsp_max_samples,
-                     max_new_tokens=ctx.preset.llm_max_new_tokens, seed=seed)  # fmt: skip
-    v, curves = versus_unit(ctx, models, q, "tsp", seed, cfg, q.optimum, "excess_length")
+def tsp_unit(env: UnitEnv, models: Models, seed: int) -> tuple[dict, dict]:
+    preset = env.preset
+    q = TSP(n=preset.tsp_n, seed=seed)
+    cfg = OPROConfig(steps=preset.tsp_steps, proposals_per_step=preset.tsp_per_step, max_shown=10,
+                     resample_invalid=True, max_samples_per_step=preset.tsp_max_samples,
+                     max_new_tokens=preset.llm_max_new_tokens,
+                     samples_per_call=preset.samples_per_call, seed=seed)  # fmt: skip
+    v, extra = versus_unit(env, models, q, "tsp", seed, cfg, q.optimum, "excess_length")
     for name in ("llm", "random", "local", "no_step"):
         v[f"tsp/{name}/gap"] = 100 * v[f"tsp/{name}/excess_length"] / q.optimum
-    curves = {k: [(e, 100 * x / q.optimum) for e, x in c] for k, c in curves.items()}
-    return v, curves
+    curves = {k: [(e, 100 * x / q.optimum) for e, x in c] for k, c in extra["curves"].items()}
+    return v, {**extra, "curves": curves}
 
 
 def load_prompt_data(preset: Preset, data_dir, seed: int):
@@ -407,11 +473,11 @@ def load_prompt_data(preset: Preset, data_dir, seed: int):
                             max_test=preset.prompt_max_test), SENTIMENT_LABELS)  # fmt: skip
 
 
-def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]:
+def prompt_unit(env: UnitEnv, models: Models, seed: int) -> tuple[dict, dict]:
     """Instruction optimisation on the training split; then the best instruction (by training
     accuracy) and the human-written ones (the best of them by training accuracy) on test."""
-    preset = ctx.preset
-    train, evals, test, labels = load_prompt_data(preset, ctx.data_dir, seed)
+    preset = env.preset
+    train, evals, test, labels = load_prompt_data(preset, Path(env.data_dir), seed)
     prob = PromptOptimizationProblem(
         models.scorer, train, labels=labels, kind=task_kind(preset.prompt_task),
         scoring=preset.scoring, position=preset.position,
@@ -422,9 +488,10 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
     only = preset.meta_prompt_type == "instructions_only"
     cfg = OPROConfig(steps=preset.prompt_steps, proposals_per_step=preset.prompt_per_step,
                      max_shown=10**6 if only else 20, max_new_tokens=preset.prompt_max_new_tokens,
-                     stop_at_optimum=False, seed=seed)  # fmt: skip
+                     samples_per_call=preset.samples_per_call, stop_at_optimum=False,
+                     seed=seed)  # fmt: skip
     optimizer = models.llm
-    res, dt = _run(ctx, f"seed{seed}/prompt", prob, cfg, optimizer,
+    res, dt = _run(env, f"seed{seed}/prompt", prob, cfg, optimizer,
                    PromptProposer(optimizer, cfg), preset.llm_seconds)  # fmt: skip
     humans = {"start": INITIAL_INSTRUCTION, **HUMAN_INSTRUCTIONS}
     train_acc = {k: prob.score(ins) for k, ins in humans.items()}
@@ -440,7 +507,8 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
          "prompt/human/train_acc": train_acc[human], "prompt/human/test_acc": test_acc[human],
          "prompt/opro/steps": res.steps_run, "prompt/opro/instructions_scored": res.evaluations,
          "prompt/opro/parse_rate": res.parse_rate if res.samples else 0.0,
-         "prompt/opro/seconds": dt, "prompt/n_test": len(test)}  # fmt: skip
+         "prompt/opro/seconds": dt, "prompt/n_test": len(test),
+         **reply_metrics(res, "prompt/opro")}  # fmt: skip
     for k in humans:
         v[f"prompt/{k}/test_acc"] = test_acc[k]
     info = {"task": preset.prompt_task, "optimizer": optimizer.name, "scorer": models.scorer.name,
@@ -450,8 +518,9 @@ def prompt_unit(ctx: RunContext, models: Models, seed: int) -> tuple[dict, dict]
             "instructions": [[s.solution, s.value, s.step] for s in res.history],
             "test_correct": {"opro": correct["opro"], "human": correct[human],
                              "start": correct["start"]},
-            "curve": [float(x) for x in res.best_per_step]}  # fmt: skip
-    ctx.log.info("seed %d prompt: best %r train %.3f test %.3f; best human %r test %.3f", seed,
+            "curve": [float(x) for x in res.best_per_step],
+            "reply_tokens": list(res.reply_tokens)}  # fmt: skip
+    LOG.info("seed %d prompt: best %r train %.3f test %.3f; best human %r test %.3f", seed,
                  best.solution, best.value, opro_test, humans[human], test_acc[human])  # fmt: skip
     return v, info
 
@@ -470,41 +539,59 @@ def check_data(preset: Preset, data_dir) -> None:
         load_bbh(data_dir, kind.task)
 
 
+LLM_UNITS = {"linreg": linreg_unit, "tsp": tsp_unit, "prompt": prompt_unit}
+
+
+def llm_unit(task: str, env: UnitEnv, seed: int) -> tuple[dict, dict]:
+    """One LLM optimisation with its baselines (a unit of the executor): the trajectory's
+    steps depend on each other and stay serial inside it; the model is opened in the process
+    that runs it."""
+    try:
+        return LLM_UNITS[task](env, Models(env), seed)
+    except LLMError as e:  # one line in the run's error, not a traceback of the backend
+        raise UsageError(f"LLM backend failed: {e}") from None
+
+
 def run(ctx: RunContext) -> Report:
     preset = ctx.preset
     check_data(preset, ctx.data_dir)
-    models = Models(ctx)
-    if preset.llm.startswith("openai:") or preset.scorer.startswith("openai:"):
-        models.llm, models.scorer  # noqa: B018  (one request each, before any work)
-    official = ctx.cached("official", agreement)
+    for spec in {preset.llm, preset.scorer}:
+        if spec.startswith("openai:"):  # one request each, before any work
+            open_model(spec, ctx.threads, str(ctx.device))
+    env = UnitEnv.of(ctx)
+    # Every unit is independent: a seed's regression, TSP and prompt optimisations (each a
+    # serial trajectory of steps), its scripted checks, and the official agreement. The LLM
+    # units go first, the slowest (TSP, whose replies run longest) at the head; no timing
+    # is a claim (the seconds beside each optimisation are reported, not tested).
+    jobs = {f"seed{s}/{task}": functools.partial(llm_unit, task, env, s)
+            for task in ("tsp", "prompt", "linreg") for s in ctx.seeds}  # fmt: skip
+    jobs |= {f"seed{s}/scripted": functools.partial(scripted_unit, env, s) for s in ctx.seeds}
+    jobs["official"] = agreement
+    done = ctx.cached_parallel(jobs, desc="optimisations")
+    official = done["official"]
     ctx.log.info("agreement with the official functions: %s", official)
     metrics, curves, prompt_info = Metrics(), {}, {}
-    try:
-        for seed in ctx.seeds:
-            metrics.update(
-                seed,
-                ctx.cached(f"seed{seed}/scripted", lambda s=seed: scripted_unit(preset, s, ctx)),
-            )
-            for task, unit in (("linreg", linreg_unit), ("tsp", tsp_unit), ("prompt", prompt_unit)):
-                values, extra = ctx.cached(
-                    f"seed{seed}/{task}", lambda s=seed, u=unit: u(ctx, models, s)
-                )
-                metrics.update(seed, values)
-                if seed == ctx.seeds[0]:
-                    curves[task] = extra
-                if task == "prompt":
-                    prompt_info[f"seed{seed}"] = extra
-            ctx.save_partial(metrics)
-    except LLMError as e:
-        raise UsageError(f"LLM backend failed: {e}") from None
+    replies: dict[str, dict[str, list[int]]] = {task: {} for task in LLM_UNITS}
+    for seed in ctx.seeds:
+        metrics.update(seed, done[f"seed{seed}/scripted"])
+        for task in LLM_UNITS:
+            values, extra = done[f"seed{seed}/{task}"]
+            metrics.update(seed, values)
+            replies[task][f"seed{seed}"] = extra["reply_tokens"]
+            if seed == ctx.seeds[0] and task != "prompt":
+                curves[task] = extra["curves"]
+            if task == "prompt":
+                prompt_info[f"seed{seed}"] = extra
+    ctx.save_partial(metrics)
     ctx.save_figure(plot_curves(curves["linreg"], "linear regression (15, 14), seed "
                                 f"{ctx.seeds[0]}", "best loss - loss(15, 14)"), "linreg_best.png")  # fmt: skip
     ctx.save_figure(plot_curves(curves["tsp"], f"TSP n = {preset.tsp_n}, seed {ctx.seeds[0]}",
                                 "optimality gap (%)"), "tsp_best.png")  # fmt: skip
     ctx.save_figure(plot_paper_vs_ours(metrics, preset), "paper_vs_ours.png")
-    llm_name = models._loaded[preset.llm].name if preset.llm in models._loaded else preset.llm
+    llm_name = prompt_info[f"seed{ctx.seeds[0]}"]["optimizer"]
     extra = {"llm": preset.llm, "llm_name": llm_name, "scorer": preset.scorer,
-             "official_agreement": official, "prompt_optimisation": prompt_info}  # fmt: skip
+             "official_agreement": official, "prompt_optimisation": prompt_info,
+             "reply_tokens": replies}  # fmt: skip
     items = {arm: {int(k.removeprefix("seed")): info["test_correct"][arm]
                    for k, info in prompt_info.items()} for arm in ("opro", "human", "start")}  # fmt: skip
     return Report(metrics, make_claims(metrics, preset, items),

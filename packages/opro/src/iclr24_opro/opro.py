@@ -12,7 +12,8 @@ best) at the same number of evaluations (distinct solutions scored, ``max_evalua
 only the `Proposer` changes. Every step is appended to a trajectory
 JSONL, the state is checkpointed after every step (JSON, atomic) and `resume=True` continues
 from it; the sampling seed of a step depends only on (seed, step, attempt), so a resumed run
-continues the same trajectory as one run straight through.
+continues the same trajectory as one run straight through. With ``samples_per_call`` the
+samples of a step are asked for in several calls, each with its own attempt seed.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class OPROConfig:
     valid ones among exactly `proposals_per_step` samples (official regression loop)."""
     max_samples_per_step: int = 32
     """Cap on samples per step when resampling (the official TSP loop has none and can hang)."""
+    samples_per_call: int | None = None
+    """Samples asked of the LLM per call (None: all a step needs in one call). 1 on a CPU:
+    a batch decodes until its longest reply, so one reply that runs to the decoding cap makes
+    the short ones wait; one at a time each stops at its own end of turn."""
     max_evaluations: int | None = None
     """Stop once this many distinct new solutions have been scored (equal-evaluation
     comparisons); the last step's proposals are cut to fit."""
@@ -90,6 +95,10 @@ class Proposal:
     solutions: list[Solution]
     raw: list[str]
     samples: int
+    reply_tokens: list[int] = field(default_factory=list)
+    """Tokens generated per LLM reply (empty for the baselines)."""
+    capped: int = 0
+    """Replies that stopped at the decoding cap (``finish_reason == "length"``)."""
 
 
 class Proposer(Protocol):
@@ -120,28 +129,33 @@ class LLMProposer:
     def propose(self, problem: Problem, history: list[Scored], step: int) -> Proposal:
         cfg = self.config
         prompt = problem.meta_prompt(shown_in_prompt(problem, history, cfg.max_shown))
-        sols, raw, samples, attempt = [], [], 0, 0
+        sols, raw, tokens, samples, attempt, capped = [], [], [], 0, 0, 0
         while True:
             need = cfg.proposals_per_step - (len(sols) if cfg.resample_invalid else 0)
             need = min(need, cfg.max_samples_per_step - samples)
             if need <= 0:
                 break
-            [outs] = self.llm.generate(
-                [prompt],
-                n=need,
-                temperature=cfg.temperature,
-                max_new_tokens=cfg.max_new_tokens,
-                seed=step_seed(cfg.seed, step, attempt),
-            )
-            samples, attempt = samples + need, attempt + 1
-            for c in outs:
-                raw.append(c.text)
-                sol = problem.parse(c.text)
-                if sol is not None:
-                    sols.append(sol)
+            # one call per `samples_per_call` samples; each call (attempt) has its own seed
+            for k in range(0, need, cfg.samples_per_call or need):
+                n = min(cfg.samples_per_call or need, need - k)
+                [outs] = self.llm.generate(
+                    [prompt],
+                    n=n,
+                    temperature=cfg.temperature,
+                    max_new_tokens=cfg.max_new_tokens,
+                    seed=step_seed(cfg.seed, step, attempt),
+                )
+                samples, attempt = samples + n, attempt + 1
+                for c in outs:
+                    raw.append(c.text)
+                    tokens.append(int(c.completion_tokens))
+                    capped += c.finish_reason == "length"
+                    sol = problem.parse(c.text)
+                    if sol is not None:
+                        sols.append(sol)
             if not cfg.resample_invalid:
                 break
-        return Proposal(sols[: cfg.proposals_per_step], raw, samples)
+        return Proposal(sols[: cfg.proposals_per_step], raw, samples, tokens, capped)
 
 
 @dataclass
@@ -160,6 +174,10 @@ class OPROResult:
     samples: int
     parsed: int
     usage: dict[str, int] = field(default_factory=dict)
+    reply_tokens: list[int] = field(default_factory=list)
+    """Tokens generated per LLM reply, in order."""
+    replies_capped: int = 0
+    """LLM replies that stopped at the decoding cap."""
 
     @property
     def parse_rate(self) -> float:
@@ -193,7 +211,8 @@ class OPRO:
         self.step_index = 0
         self.steps_to_optimum: int | None = None
         self.evaluations_to_optimum: int | None = None
-        self.evaluations = self.samples = self.parsed = 0
+        self.evaluations = self.samples = self.parsed = self.replies_capped = 0
+        self.reply_tokens: list[int] = []
         self._usage_prior: dict[str, int] = {}  # spent before a resume
         self._usage_base = self._ledger()  # the backend's ledger when this run started
 
@@ -235,6 +254,8 @@ class OPRO:
             "steps_to_optimum": self.steps_to_optimum,
             "evaluations_to_optimum": self.evaluations_to_optimum,
             "counts": [self.evaluations, self.samples, self.parsed],
+            "reply_tokens": self.reply_tokens,
+            "replies_capped": self.replies_capped,
             "usage": self.usage(),
             "problem": self.problem.state_dict() if hasattr(self.problem, "state_dict") else None,
         }
@@ -247,6 +268,8 @@ class OPRO:
         self.steps_to_optimum = state["steps_to_optimum"]
         self.evaluations_to_optimum = state.get("evaluations_to_optimum")
         self.evaluations, self.samples, self.parsed = state["counts"]
+        self.reply_tokens = list(state.get("reply_tokens", []))
+        self.replies_capped = int(state.get("replies_capped", 0))
         if state.get("problem") is not None:
             self.problem.load_state_dict(state["problem"])
         self._usage_prior, self._usage_base = dict(state.get("usage", {})), self._ledger()
@@ -285,6 +308,8 @@ class OPRO:
             self.problem.after_step(t, scored)
         self.samples += prop.samples
         self.parsed += len(prop.solutions)
+        self.reply_tokens += prop.reply_tokens
+        self.replies_capped += prop.capped
         self.best_per_step.append(self.best().value)
         self.step_index += 1
         return {
@@ -294,6 +319,7 @@ class OPRO:
             "parsed": len(prop.solutions),
             "new": [{"solution": s.solution, "value": s.value} for s in scored],
             "raw_outputs": prop.raw,
+            "reply_tokens": prop.reply_tokens,
             "best_value": self.best_per_step[-1],
             "usage": self.usage(),
         }
@@ -345,6 +371,8 @@ class OPRO:
             samples=self.samples,
             parsed=self.parsed,
             usage=self.usage(),
+            reply_tokens=list(self.reply_tokens),
+            replies_capped=self.replies_capped,
         )
 
 
