@@ -1,22 +1,32 @@
 """The reproduction: PAPER, the presets, the measurements and ``run``; the command line is
 ``app`` at the bottom (``iclr24-deer reproduce --help``).
 
-Four measurements, each a unit per seed (``ctx.cached``, so ``--resume`` skips what finished):
+Four measurements, each a unit per seed (stored under ``--out/units``, so ``--resume`` skips
+what finished):
 (1) DEER equals the sequential GRU (outputs and gradients), (2) training with DEER equals
 sequential training step for step, and how long a step takes, (3) the ODE variant on the
 two-body problem against scipy, (4) forward speed over a hidden size x T grid against nn.GRU
 (torch's C++ loop on CPU, cuDNN on GPU: the strongest sequential baseline), with the same
 threads for every method. The paper preset adds EigenWorms training with the official model;
 the grid preset is the paper's speed grid alone (scripts/bench_gpu.py runs it).
+
+Units (issue 52): every unit that measures no claimed time (equivalence, gradients, ODE,
+saved-memory and peak-RSS per seed; EigenWorms fits per seed) goes through
+``ctx.cached_parallel``; the units whose timings are claims (the training comparison with
+its s/step, the speed grid) stay serial in the driver, one after another at the run's
+threads, after the pool has ended, so nothing else runs beside a timed call.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import functools
+import logging
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -125,6 +135,11 @@ class Preset:
     speed_budget_s: float = 0.0
     """Start no new grid point after this many seconds of grid (0: no limit); the points left
     are recorded as skipped, and --resume runs them."""
+    workers: int | None = 2
+    """Processes for the units on the local executor (``--workers`` overrides; None: one per
+    thread): 2 x 1 thread, measured on the smoke since the default takes > 150 s (2 threads,
+    under the CPU lock, 2026-12-05: 28.8 s with 2 workers, 35.1 s with 1 worker of 2
+    threads). The timed units run in the driver at the run's threads either way."""
 
     def __post_init__(self):
         if self.data not in ("generated", "eigenworms"):
@@ -138,6 +153,8 @@ class Preset:
             raise ValueError("train_steps, epochs and ode_points must be >= 0, speed_reps >= 1")
         if self.train_batch > self.train_size and self.data == "generated":
             raise ValueError("train_batch must be <= train_size")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError("workers must be >= 1 (or None: one per thread)")
         if min((*self.eq_hidden, *self.speed_hidden, *self.eq_lengths, *self.speed_lengths),
                default=1) < 1:  # fmt: skip
             raise ValueError("grid sizes must be >= 1")
@@ -318,9 +335,12 @@ def train_compare(preset: Preset, seed: int, device, splits, log) -> tuple[dict,
     return out, curves
 
 
-def eigenworms_fit(preset: Preset, seed: int, device, splits, ctx: RunContext) -> dict:
-    """The paper's EigenWorms run: the official model trained with DEER to the best
-    validation accuracy; first the logit gap DEER vs nn.GRU at initialisation on real data."""
+def eigenworms_fit(preset: Preset, seed: int, device, data_dir: str, checkpoint: str,
+                   resume: bool) -> dict:  # fmt: skip
+    """The paper's EigenWorms run (a unit: it reads the splits from ``data_dir`` itself): the
+    official model trained with DEER to the best validation accuracy; first the logit gap
+    DEER vs nn.GRU at initialisation on real data. ``checkpoint`` holds every epoch."""
+    splits = load_eigenworms(data_dir)  # the driver fetched them (--download) before
     xtr, ytr = splits["train"]
     seed_everything(seed)
     labels = [splits[k][1] for k in ("train", "val", "test")]
@@ -332,8 +352,8 @@ def eigenworms_fit(preset: Preset, seed: int, device, splits, ctx: RunContext) -
         gap = float((out_deer - model(xb)).abs().max())
         model.set_method("deer")
     res = fit(model, splits, epochs=preset.epochs, batch=preset.train_batch, lr=preset.lr,
-              seed=seed, checkpoint=ctx.path(f"checkpoints/eigenworms-seed{seed}.pt"),
-              resume=ctx.resume, log=ctx.log)  # fmt: skip
+              seed=seed, checkpoint=Path(checkpoint), resume=resume,
+              log=logging.getLogger("iclr24.deer"))  # fmt: skip
     return {"init_logit_gap": gap, **res}
 
 
@@ -401,6 +421,32 @@ def memory_rss(preset: Preset, seed: int) -> dict[str, float]:
 # ----------------------------------------------------------------------------------------
 
 
+def parallel_units(ctx: RunContext) -> dict[str, functools.partial]:
+    """The units that time nothing claimed, slowest first (module-level functions, each
+    seeding itself; EigenWorms is read from ``--data-dir`` by the unit)."""
+    preset, device, seeds = ctx.preset, ctx.torch_device, ctx.seeds
+    jobs = {}
+    if preset.data == "eigenworms" and preset.epochs:
+        for seed in seeds:
+            jobs[f"seed{seed}/eigenworms-v2"] = functools.partial(
+                eigenworms_fit, preset, seed, device, str(ctx.data_dir),
+                str(ctx.path(f"checkpoints/eigenworms-seed{seed}.pt")), ctx.resume)  # fmt: skip
+    if preset.train_steps and device.type == "cpu":
+        for seed in seeds:  # each spawns a child process: the slowest after EigenWorms
+            jobs[f"seed{seed}/memory_rss"] = functools.partial(memory_rss, preset, seed)
+    if preset.eq_hidden and preset.eq_lengths:
+        for seed in seeds:
+            jobs[f"seed{seed}/equivalence"] = functools.partial(equivalence, preset, seed, device)
+        for seed in seeds:
+            jobs[f"seed{seed}/gradients"] = functools.partial(gradient_check, preset, seed, device)
+    if preset.ode_points > 1 and preset.data == "generated":
+        for seed in seeds:
+            jobs[f"seed{seed}/ode"] = functools.partial(ode_check, preset, seed)
+    if preset.train_steps:
+        jobs["memory"] = functools.partial(memory_check, device)
+    return jobs
+
+
 def run(ctx: RunContext) -> Report:
     preset, device = ctx.preset, ctx.torch_device
     # the paper's data first: a missing file stops the run before any work
@@ -411,16 +457,27 @@ def run(ctx: RunContext) -> Report:
     )
     metrics, curves = Metrics(), {}
     items = {}  # metric -> {seed: per-test-item scores} (EigenWorms: one test split for all)
+    ctx.log.info("units without claimed timings: equivalence, gradients, ODE, memory%s",
+                 ", EigenWorms" if splits is not None and preset.epochs else "")  # fmt: skip
+    done = ctx.cached_parallel(parallel_units(ctx), desc="untimed units")
+    prefixes = {"equivalence": "equiv/", "gradients": "equiv/", "ode": "ode/",
+                "memory_rss": "memrss/", "eigenworms-v2": "eigenworms/"}  # fmt: skip
+    for key, values in done.items():
+        if key == "memory":
+            metrics.update(ctx.seeds[0], values, prefix="memory/")
+            continue
+        seed_key, what = key.split("/", 1)
+        seed = int(seed_key.removeprefix("seed"))
+        if what == "eigenworms-v2":
+            values = dict(values)
+            items.setdefault("eigenworms/test_acc", {})[seed] = values.pop("test_correct")
+        metrics.update(seed, values, prefix=prefixes[what])
+    ctx.save_partial(metrics)
+    # Timings that are claims stay serial, in the driver (issue 52): the training comparison
+    # (s/step of DEER and nn.GRU, training-faster) and the speed grid (speedup-hidden*) run
+    # one after another at the run's threads, after the pool above has ended, so no other
+    # unit shares the cores with a timed call.
     for seed in ctx.seeds:
-        if preset.eq_hidden and preset.eq_lengths:
-            ctx.log.info("seed %d: equivalence grid hidden %s x T %s", seed, preset.eq_hidden,
-                         preset.eq_lengths)  # fmt: skip
-            metrics.update(seed, ctx.cached(f"seed{seed}/equivalence",
-                                            lambda s=seed: equivalence(preset, s, device)),
-                           prefix="equiv/")  # fmt: skip
-            metrics.update(seed, ctx.cached(f"seed{seed}/gradients",
-                                            lambda s=seed: gradient_check(preset, s, device)),
-                           prefix="equiv/")  # fmt: skip
         if preset.train_steps:
             ctx.log.info(
                 "seed %d: training DEER vs sequential (%d steps)", seed, preset.train_steps
@@ -431,24 +488,7 @@ def run(ctx: RunContext) -> Report:
             )
             metrics.update(seed, values, prefix="train/")
             curves.update({f"{m}/seed{seed}": c for m, c in seed_curves.items()})
-        if splits is not None and preset.epochs:
-            values = dict(ctx.cached(f"seed{seed}/eigenworms-v2",
-                                     lambda s=seed: eigenworms_fit(preset, s, device, splits, ctx)))  # fmt: skip
-            items.setdefault("eigenworms/test_acc", {})[seed] = values.pop("test_correct")
-            metrics.update(seed, values, prefix="eigenworms/")
-        if preset.ode_points > 1 and splits is None:
-            ctx.log.info("seed %d: two-body ODE vs solve_ivp", seed)
-            metrics.update(seed, ctx.cached(f"seed{seed}/ode", lambda s=seed: ode_check(preset, s)),
-                           prefix="ode/")  # fmt: skip
-        ctx.save_partial(metrics)
-    if preset.train_steps:
-        metrics.update(ctx.seeds[0], ctx.cached("memory", lambda: memory_check(device)),
-                       prefix="memory/")  # fmt: skip
-        if device.type == "cpu":
-            for seed in ctx.seeds:
-                metrics.update(seed, ctx.cached(f"seed{seed}/memory_rss",
-                                                lambda s=seed: memory_rss(preset, s)),
-                               prefix="memrss/")  # fmt: skip
+            ctx.save_partial(metrics)
     skipped = speed_grid(ctx, metrics)
     if any(name.startswith("speed/") for name in metrics.names()):
         ctx.save_figure(plot_speed(metrics, device.type), f"speedup_{device.type}.png")
@@ -461,7 +501,8 @@ def run(ctx: RunContext) -> Report:
 
 
 def speed_grid(ctx: RunContext, metrics: Metrics) -> list[str]:
-    """The forward-speed grid, every point a unit per seed; returns the points skipped."""
+    """The forward-speed grid, every point a unit per seed, serial in the driver (its times
+    are the speed claims); returns the points skipped."""
     preset, skipped, t0 = ctx.preset, [], time.perf_counter()
     grid = [(n, T) for n in preset.speed_hidden for T in preset.speed_lengths]
     for n, T in progress(grid, desc="speed grid"):
