@@ -24,6 +24,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -211,11 +212,6 @@ def test_resume_of_a_finished_run_recomputes_nothing(slug, smoke_run):
     assert after.get("premises") == before.get("premises")
 
 
-# Packages whose independent units do not yet go through ctx.cached_parallel (issue 52):
-# emptied package by package this round.
-RAY_PENDING = {
-    "analogical", "batchprompt", "deer", "infobatch", "opro",
-}  # fmt: skip
 HAS_RAY = importlib.util.find_spec("ray") is not None
 
 
@@ -223,6 +219,25 @@ def non_timing(metrics: dict) -> dict:
     # a results file writes a non-finite value (a diverged run's loss) as null: NaN here
     return {k: np.asarray(v["per_seed"], dtype=float) for k, v in metrics.items()
             if not is_timing_metric(k)}  # fmt: skip
+
+
+def shared_ray_address(wait_s: float = 180.0) -> str | None:
+    """The address of the Ray head that `make test` (tools/run_legs.py) starts for all legs,
+    once it is ready; None when there is none (``make test-<slug>``) or it failed to start:
+    then the test starts a local instance."""
+    state = os.environ.get("ICLR24_TEST_RAY")
+    if not state:
+        return None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < wait_s:
+        try:
+            head = json.loads(Path(state).read_text())
+        except (OSError, ValueError):
+            return None
+        if head["state"] != "starting":
+            return head["address"] if head["state"] == "ready" else None
+        time.sleep(1)
+    return None
 
 
 RAY_UNITS = 2
@@ -246,13 +261,15 @@ def test_ray_recomputes_units_and_gives_the_local_smoke(slug, smoke_run, tmp_pat
     shutil.copytree(out, on_ray_dir)
     manifest = on_ray_dir / "units" / PARALLEL_FILE
     declared = json.loads(manifest.read_text()) if manifest.exists() else []
-    if slug in RAY_PENDING and not declared:
-        pytest.skip(f"{slug}: its units do not yet go through ctx.cached_parallel (issue 52)")
     assert declared, f"{slug}: no unit goes through ctx.cached_parallel (the executor's units)"
     dropped = declared[-RAY_UNITS:]
     for key in dropped:
         (on_ray_dir / "units" / f"{_escape(key)}.pkl").unlink()
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
+    shared = shared_ray_address()  # `make test`'s one Ray instance for every leg, if up
+    if shared:
+        monkeypatch.setenv("RAY_ADDRESS", shared)
+    else:
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
     exe = Path(sys.executable).parent / f"iclr24-{slug}"
     run = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--executor", "ray",
                           "--resume", "--out", str(on_ray_dir)], capture_output=True, text=True,
@@ -260,6 +277,7 @@ def test_ray_recomputes_units_and_gives_the_local_smoke(slug, smoke_run, tmp_pat
     assert run.returncode == 0, run.stderr[-3000:]
     on_ray = load_results(on_ray_dir)
     assert on_ray["executor"] == "ray" and on_ray["runs"][-1]["executor"] == "ray"
+    assert on_ray["ray_cluster"]["address"] == (shared or "local")
     assert on_ray["units_ran"] == {"driver": 0, "local-pool": 0, "ray": len(dropped)}, (
         f"{slug}: the removed executor units must be recomputed on Ray, and only they"
     )

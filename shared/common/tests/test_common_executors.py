@@ -161,7 +161,11 @@ def test_ray_that_cannot_start_or_connect_is_one_line_exit_2(demo, tmp_path, mon
     if address:  # a cluster is tried once; a local instance once more
         assert calls == [{"address": address}] and f"RAY_ADDRESS={address}" in last
     else:
-        assert len(calls) == 2 and calls[0] == {"num_cpus": 2, "include_dashboard": False}
+        assert len(calls) == 2 and calls[0] == {
+            "address": "local",
+            "num_cpus": 2,
+            "include_dashboard": False,
+        }
         assert "could not start a local Ray instance" in last
 
 

@@ -102,7 +102,9 @@ def _start_local(ray, ctx, attempts: int = 2) -> None:
     machine busy with other jobs can miss: then once more, and else one line (exit 2)."""
     for attempt in range(1, attempts + 1):
         try:
-            ray.init(num_cpus=ctx.threads, include_dashboard=False)
+            # address="local": a new instance, never one that `ray start` left on this
+            # machine (ray.init() with no address would join it)
+            ray.init(address="local", num_cpus=ctx.threads, include_dashboard=False)
             return
         except Exception as e:
             ray.shutdown()
