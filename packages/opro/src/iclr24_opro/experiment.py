@@ -163,7 +163,11 @@ class Preset:
     """Instruction position (official GPT/text-bison scorers: Q_begin or Q_end)."""
     workers: int | None = 2
     """Processes for the units on the local executor (``--workers`` overrides; None: one per
-    thread): WORKERS_NOTE."""
+    thread). 2 x 1 thread: the smoke took 27.0 s at 1 x 2 and 28.1 s at 2 x 1 under the CPU
+    lock (2026-12-05, a tie: loading and 16-token replies), but the default decodes one reply
+    at a time, and one process decoded no faster on 2 threads than on 1 (~15 tokens/s: seed
+    0's first TSP step, 2780 tokens, 189 s at 1 x 2 and ~180 s at 2 x 1), so two processes
+    decode twice the tokens (README, "Decoding budget and units")."""
 
     def __post_init__(self):
         for name in ("linreg_steps", "tsp_steps", "scripted_steps", "scripted_tsp_steps",
@@ -391,6 +395,11 @@ def reply_metrics(res: OPROResult, prefix: str) -> dict[str, float]:
             f"{prefix}/replies_capped": res.replies_capped / n}  # fmt: skip
 
 
+SEARCH_PER_STEP = 8
+"""Solutions random search and local perturbation propose per step (official
+num_generated_points_in_each_step / num_decode_per_step = 8)."""
+
+
 def versus_unit(env: UnitEnv, models: Models, problem, task: str, seed: int, cfg: OPROConfig,
                 floor: float, value: str) -> tuple[dict, dict]:  # fmt: skip
     """The --llm optimizer, then random search and local perturbation at the same number of
@@ -410,9 +419,11 @@ def versus_unit(env: UnitEnv, models: Models, problem, task: str, seed: int, cfg
     # the no-op arm: the best starting solution, no step taken (every optimizer starts there)
     v[f"{task}/no_step/{value}"] = res.best_per_step[0] - floor
     curves = {"llm": _curve(res, floor)}
-    # the step cap only stops a search that keeps proposing explored solutions
+    # the step cap only stops a search that keeps proposing explored solutions; the searches
+    # propose 8 per step (the official step size) whatever the LLM's (tsp_per_step): the
+    # comparison is at equal evaluations, a step only batches them
     budget = replace(cfg, steps=20 * res.evaluations + 10, max_evaluations=res.evaluations,
-                     resample_invalid=False)  # fmt: skip
+                     proposals_per_step=SEARCH_PER_STEP, resample_invalid=False)  # fmt: skip
     cap = preset.baseline_max_evaluations
     free = replace(budget, steps=20 * cap + 10, max_evaluations=cap)
     for name, make in (("random", RandomSearch), ("local", LocalPerturbation)):
