@@ -17,15 +17,6 @@ The queue is ordered longest leg first (the legs' times measured in the last ful
 core, committed in ``tools/leg_times.json``; a leg not listed goes first): two lanes then end
 within about one short leg of each other, rather than one lane idling while the other runs
 the longest leg last. ``--record`` rewrites that file from this run's times.
-
-One Ray instance serves every leg's Ray contract test (``--no-shared-ray`` to leave it out):
-a head node started here from the workspace environment (``make setup``'s ``.venv``), while
-the first legs build their environments. Starting Ray costs ~10 s on one core; once per leg
-that was ~4 minutes of the suite. A leg finds the head through ``$ICLR24_TEST_RAY`` (a small
-JSON file: its address, and whether it is starting, ready or failed) and submits its units
-to it; the units then run in the workspace environment (the same lockfile, the same source)
-rather than the leg's own. Where the head cannot start, each leg starts a local instance as
-before. The head is stopped when the last leg ends.
 """
 
 from __future__ import annotations
@@ -34,8 +25,6 @@ import argparse
 import json
 import os
 import queue
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -43,61 +32,6 @@ import time
 from pathlib import Path
 
 TIMES = Path(__file__).with_name("leg_times.json")
-RAY = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "ray"
-
-
-class SharedRay:
-    """A Ray head node for the legs' contract tests: started in the background, its state
-    in ``<root>/ray-head.json`` (``starting``, ``ready`` or ``failed``), stopped by ``close``."""
-
-    def __init__(self, root: Path, cpus: int) -> None:
-        self.state = root / "ray-head.json"
-        with socket.socket() as s:  # a free port for the head's GCS
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.address = f"127.0.0.1:{port}"
-        self._write("starting")
-        self.log = root / "logs" / "ray-head.log"
-        # its own temp dir: no `ray.init()` elsewhere on this machine finds and joins it;
-        # no auth token (a test instance, gone when the suite ends)
-        self.proc = subprocess.Popen(
-            [str(RAY), "start", "--head", "--block", f"--port={port}", f"--num-cpus={cpus}",
-             "--include-dashboard=false", "--disable-usage-stats",
-             f"--temp-dir={root / 'ray'}"],
-            stdout=self.log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"},
-        )  # fmt: skip
-        self.watcher = threading.Thread(target=self._wait_ready, daemon=True)
-        self.watcher.start()
-
-    def _write(self, state: str, why: str = "") -> None:
-        tmp = self.state.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"address": self.address, "state": state, "why": why}))
-        tmp.replace(self.state)
-
-    def _wait_ready(self, limit: float = 120.0) -> None:
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < limit:
-            if "Ray runtime started" in self.log.read_text(errors="replace"):
-                self._write("ready")
-                print(f"shared Ray head ready at {self.address} after "
-                      f"{time.monotonic() - t0:.0f} s", flush=True)  # fmt: skip
-                return
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.5)
-        self._write("failed", f"the head did not start (see {self.log})")
-        print(f"note: the shared Ray head did not start ({self.log}); each leg starts its "
-              "own local Ray instance", flush=True)  # fmt: skip
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)  # --block: drains and stops its processes
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        self._write("failed", "the suite has ended")
 
 
 def allowed_cores() -> list[int]:
@@ -114,8 +48,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--make", default=os.environ.get("MAKE", "make"))
     p.add_argument("--record", action="store_true",
                    help=f"write this run's leg times to {TIMES.name} (for the queue's order)")  # fmt: skip
-    p.add_argument("--no-shared-ray", action="store_true",
-                   help="every leg starts its own local Ray instance")  # fmt: skip
     args = p.parse_args(argv)
     known = json.loads(TIMES.read_text()) if TIMES.exists() else {}
     # longest first; a leg with no recorded time (new) first of all
@@ -133,11 +65,6 @@ def main(argv: list[str] | None = None) -> int:
         + (f", one core each ({cores[:lanes]})" if pin else ""),
         flush=True,
     )
-
-    ray_head = None
-    if not args.no_shared_ray and RAY.exists():
-        ray_head = SharedRay(logs.parent, cpus=max(lanes, 1))
-        os.environ["ICLR24_TEST_RAY"] = str(ray_head.state)  # the legs inherit it
 
     todo: queue.Queue[str] = queue.Queue()
     for leg in args.legs:
@@ -183,12 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     threads = [threading.Thread(target=lane, args=(i,)) for i in range(lanes)]
     for t in threads:
         t.start()
-    try:
-        for t in threads:
-            t.join()
-    finally:
-        if ray_head is not None:
-            ray_head.close()
+    for t in threads:
+        t.join()
     failed = [leg for leg, (rc, _) in results.items() if rc != 0]
     total = time.monotonic() - t0
     if failed:

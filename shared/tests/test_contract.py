@@ -24,7 +24,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -221,25 +220,6 @@ def non_timing(metrics: dict) -> dict:
             if not is_timing_metric(k)}  # fmt: skip
 
 
-def shared_ray_address(wait_s: float = 180.0) -> str | None:
-    """The address of the Ray head that `make test` (tools/run_legs.py) starts for all legs,
-    once it is ready; None when there is none (``make test-<slug>``) or it failed to start:
-    then the test starts a local instance."""
-    state = os.environ.get("ICLR24_TEST_RAY")
-    if not state:
-        return None
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < wait_s:
-        try:
-            head = json.loads(Path(state).read_text())
-        except (OSError, ValueError):
-            return None
-        if head["state"] != "starting":
-            return head["address"] if head["state"] == "ready" else None
-        time.sleep(1)
-    return None
-
-
 RAY_UNITS = 2
 """Executor units the Ray contract recomputes per package (more than one; few keep a leg short)."""
 
@@ -265,11 +245,7 @@ def test_ray_recomputes_units_and_gives_the_local_smoke(slug, smoke_run, tmp_pat
     dropped = declared[-RAY_UNITS:]
     for key in dropped:
         (on_ray_dir / "units" / f"{_escape(key)}.pkl").unlink()
-    shared = shared_ray_address()  # `make test`'s one Ray instance for every leg, if up
-    if shared:
-        monkeypatch.setenv("RAY_ADDRESS", shared)
-    else:
-        monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # a local instance, never a cluster
     exe = Path(sys.executable).parent / f"iclr24-{slug}"
     run = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--executor", "ray",
                           "--resume", "--out", str(on_ray_dir)], capture_output=True, text=True,
@@ -277,7 +253,7 @@ def test_ray_recomputes_units_and_gives_the_local_smoke(slug, smoke_run, tmp_pat
     assert run.returncode == 0, run.stderr[-3000:]
     on_ray = load_results(on_ray_dir)
     assert on_ray["executor"] == "ray" and on_ray["runs"][-1]["executor"] == "ray"
-    assert on_ray["ray_cluster"]["address"] == (shared or "local")
+    assert on_ray["ray_cluster"]["address"] == "local"
     assert on_ray["units_ran"] == {"driver": 0, "local-pool": 0, "ray": len(dropped)}, (
         f"{slug}: the removed executor units must be recomputed on Ray, and only they"
     )
