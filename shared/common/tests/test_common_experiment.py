@@ -40,6 +40,7 @@ class Preset:
     mode: Literal["fast", "slow"] = "fast"
     limit: int | None = None
     flag: bool = False
+    datasets: tuple[str, ...] = ("a",)
     train: Train = field(default_factory=Train)
 
     def __post_init__(self):
@@ -214,6 +215,8 @@ def test_resume_refuses_a_changed_configuration(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "another configuration" in err and "train" in err
     assert reproduce(make_app(), tmp_path, "--resume", "--seeds", "0", "9") == 0  # seeds may change
+    assert reproduce(make_app(), tmp_path, "--resume", "--set", "datasets=a,b") == 0  # datasets too
+    assert reproduce(make_app(), tmp_path, "--resume", "--set", "widths=4") == 2
 
 
 @pytest.mark.parametrize(

@@ -260,7 +260,7 @@ class ExperimentApp:
         out = args.out or Path("runs") / self.slug / args.preset
         _check_writable(out)
         fingerprint = {"package": self.package, "preset": args.preset, "device": device,
-                       "config": {k: v for k, v in config.items() if k != "seeds"}}  # fmt: skip
+                       "config": {k: v for k, v in config.items() if k not in PER_UNIT}}  # fmt: skip
         self._prepare_units(out, fingerprint, args.resume)
         with log_to_file(out):
             ctx = RunContext(
@@ -329,10 +329,12 @@ class ExperimentApp:
 
     def _prepare_units(self, out: Path, fingerprint: dict, resume: bool) -> None:
         """A fresh run forgets old units; ``--resume`` only reuses units made by the same
-        package, preset configuration and device (seeds may differ: units are per seed)."""
+        package, preset configuration and device (seeds and datasets may differ: units are
+        per seed and per dataset, see ``PER_UNIT``)."""
         stamp, units = out / "run_config.json", out / "units"
         if resume and stamp.exists():
-            before = json.loads(stamp.read_text())
+            before = json.loads(stamp.read_text())  # (a stamp written before PER_UNIT: drop them)
+            before["config"] = {k: v for k, v in before["config"].items() if k not in PER_UNIT}
             if before != to_jsonable(fingerprint):
                 diff = sorted(k for k in set(before["config"]) | set(fingerprint["config"])
                               if before["config"].get(k) != to_jsonable(fingerprint)["config"].get(k))  # fmt: skip
@@ -350,6 +352,12 @@ class ExperimentApp:
             (units / PARALLEL_FILE).unlink(missing_ok=True)
         if is_main_process():
             atomic_write_json(stamp, fingerprint)
+
+
+# Preset fields that name which units run rather than how each unit runs: every unit's key
+# holds its seed and its dataset, so ``--resume`` may add seeds or datasets to a run (a run on
+# Cora and CiteSeer continued with BlogCatalog reuses the Cora and CiteSeer units).
+PER_UNIT = ("seeds", "datasets")
 
 
 def _check_writable(out: Path) -> None:
