@@ -102,6 +102,14 @@ def test_regime_is_below_with_the_offline_model_and_paper_with_the_papers_llm_at
     assert regime(paper, "linreg") == ("paper", "") and regime(paper, "prompt") == ("paper", "")
     short = paper.__class__(**{**paper.__dict__, "linreg_steps": 8})
     assert regime(short, "linreg")[0] == "below"
+    assert regime(paper, "tsp") == ("paper", "")
+    # the official steps with fewer proposals per step than the official 8 are below it
+    for task, field in (("linreg", "linreg_per_step"), ("tsp", "tsp_per_step")):
+        few = paper.__class__(**{**paper.__dict__, field: 4})
+        reg, needs = regime(few, task)
+        assert reg == "below" and "500 step(s) of 4 " in needs, needs
+    assert "1 step(s) of 4 proposals" in regime(default, "linreg")[1]
+    assert "1 step(s) of 2 valid traces (at most 2 samples)" in regime(default, "tsp")[1]
 
 
 def test_claims_keep_the_v4_contract():

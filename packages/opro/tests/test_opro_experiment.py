@@ -56,6 +56,8 @@ def test_unreachable_or_malformed_openai_llm_is_one_line_exit_2(spec, tmp_path, 
 def test_preset_validation():
     with pytest.raises(ValueError, match="linreg_steps"):
         replace(PRESETS["smoke"], linreg_steps=0)
+    with pytest.raises(ValueError, match="linreg_per_step"):
+        replace(PRESETS["default"], linreg_per_step=0)
     with pytest.raises(ValueError, match="scoring"):
         Preset(scoring="lenient")
     with pytest.raises(ValueError, match="prompt task"):
@@ -69,3 +71,4 @@ def test_preset_validation():
     assert PRESETS["default"].llm_max_new_tokens == PRESETS["paper"].llm_max_new_tokens == 1024
     assert PRESETS["default"].prompt_max_new_tokens == 1024
     assert PRESETS["paper"].prompt_task == "gsm8k" and PRESETS["paper"].linreg_steps == 500
+    assert PRESETS["paper"].linreg_per_step == PRESETS["paper"].tsp_per_step == 8  # official

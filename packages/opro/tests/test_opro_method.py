@@ -278,6 +278,45 @@ def test_resume_continues_the_same_trajectory(tmp_path):
     assert resumed.usage == straight.usage and straight.usage["calls"] == 48
 
 
+def test_fast_steps_share_a_checkpoint_and_a_resume_replays_them(tmp_path, monkeypatch):
+    import iclr24_opro.opro as loop
+
+    writes = []
+    write = loop.atomic_write_json
+    monkeypatch.setattr(loop, "atomic_write_json", lambda p, d: (writes.append(p), write(p, d)))
+    q = TSP(n=9, seed=4)
+    cfg = OPROConfig(steps=40, stop_at_optimum=False)
+
+    def run(out, steps=40, **kw):
+        c = replace(cfg, steps=steps)
+        return OPRO(q, proposer=LocalPerturbation(c), config=c).run(out, **kw)
+
+    straight = run(tmp_path / "a", checkpoint_every_s=0.0)  # every step
+    assert len(writes) == 40
+    writes.clear()
+    once = run(tmp_path / "b")  # 40 search steps in well under a second: one write, at the end
+    assert len(writes) == 1 and once.history == straight.history
+    assert (tmp_path / "a" / "checkpoint.json").read_text() == (
+        tmp_path / "b" / "checkpoint.json"
+    ).read_text()
+    # a run stopped after steps that were not checkpointed: its resume replays them exactly
+    run(tmp_path / "c", steps=10)
+
+    def stop(rec):
+        if rec["step"] == 25:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path / "c", resume=True, on_step=stop)
+    assert json.loads((tmp_path / "c" / "checkpoint.json").read_text())["step_index"] == 10
+    assert len((tmp_path / "c" / "trajectory.jsonl").read_text().splitlines()) == 26
+    resumed = run(tmp_path / "c", resume=True)
+    assert resumed.history == straight.history
+    assert (tmp_path / "c" / "trajectory.jsonl").read_text() == (
+        tmp_path / "a" / "trajectory.jsonl"
+    ).read_text()
+
+
 def test_baselines_stop_at_exactly_the_evaluation_budget():
     q = TSP(n=8, seed=2)
     cfg = OPROConfig(steps=100, stop_at_optimum=False, max_evaluations=13)

@@ -70,7 +70,7 @@ def paper_class(spec: str) -> bool:
 def regime(preset, task: str) -> tuple[str, str]:
     """(``paper`` or ``below``, what the paper's effect needs): ``paper`` only with one of the
     paper's LLMs (optimizer, and scorer for prompts) at the official step and decoding budget
-    (and, for prompts, 8 instructions per step on GSM8K or BBH)."""
+    and 8 proposals per step (regression, TSP, prompts; prompts on GSM8K or BBH)."""
     model, seeds = model_name(preset.llm), len(preset.seeds)
     if task == "linreg":
         needs = ("an optimizer LLM of the paper's class (text-bison, gpt-3.5-turbo, gpt-4), up to "
@@ -78,9 +78,10 @@ def regime(preset, task: str) -> tuple[str, str]:
                  f"(15, 14) found in 4.0-7.6 steps; {OFFICIAL} "
                  "opro/optimization/optimize_linear_regression.py: max_num_steps 500, "
                  "num_generated_points_in_each_step 8, max_decode_steps 1024, num_reps 5); "
-                 f"ours {model}, {preset.linreg_steps} step(s) of 8 proposals of up to "
-                 f"{preset.llm_max_new_tokens} tokens, {seeds} seeds")  # fmt: skip
-        ok = paper_class(preset.llm) and preset.linreg_steps >= OFFICIAL_STEPS[task]
+                 f"ours {model}, {preset.linreg_steps} step(s) of {preset.linreg_per_step} "
+                 f"proposals of up to {preset.llm_max_new_tokens} tokens, {seeds} seeds")  # fmt: skip
+        ok = (paper_class(preset.llm) and preset.linreg_steps >= OFFICIAL_STEPS[task]
+              and preset.linreg_per_step >= 8)  # fmt: skip
         decode = preset.llm_max_new_tokens
     elif task == "tsp":
         needs = ("an optimizer LLM of the paper's class (text-bison, gpt-3.5-turbo, gpt-4), up to "
@@ -90,7 +91,8 @@ def regime(preset, task: str) -> tuple[str, str]:
                  f"{model}, n = {preset.tsp_n}, {preset.tsp_steps} step(s) of "
                  f"{preset.tsp_per_step} valid traces (at most {preset.tsp_max_samples} "
                  f"samples) of up to {preset.llm_max_new_tokens} tokens, {seeds} seeds")  # fmt: skip
-        ok = paper_class(preset.llm) and preset.tsp_steps >= OFFICIAL_STEPS[task]
+        ok = (paper_class(preset.llm) and preset.tsp_steps >= OFFICIAL_STEPS[task]
+              and preset.tsp_per_step >= 8)  # fmt: skip
         decode = preset.llm_max_new_tokens
     else:
         needs = ("an optimizer and a scorer of the paper's class (PaLM 2-L-IT, text-bison, "
