@@ -174,11 +174,10 @@ def test_every_claim_says_its_regime_and_the_default_is_below_the_papers():
     assert _claims(m, items, small)["forecast/vs-ts2vec"].regime == "below"
 
 
-def test_a_shared_forecasting_series_is_judged_with_its_test_items():
-    # the Seattle series: every seed scores the same test months; identical per-seed MSEs would
-    # hold on SE 0, the day blocks of the test set carry the noise
-    mse = {"autotcl": [0.50] * 3, "ts2vec": [0.52] * 3, "random_mask": [0.55] * 3,
-           "untrained": [1.2] * 3, "raw_lag": [0.01] * 3, "autotcl_quirk": [0.5] * 3}  # fmt: skip
+def _seattle(mse, out_of_range=0, seed_noise=False):
+    """The default's metrics plus a Seattle series with MSEs ``mse`` (method -> 3 seeds), 25
+    noisy day blocks of test items and ``out_of_range`` validation/test values outside the
+    training range (of 1,210)."""
     m, items = _metrics({**BASE_MSE, **GOOD}, ACC)
     rng = np.random.default_rng(0)
     for k, v in mse.items():
@@ -193,13 +192,60 @@ def test_a_shared_forecasting_series_is_judged_with_its_test_items():
     for s in range(3):
         m.add("seattle/autotcl/parameters", s, 58208)
         m.add("seattle/autotcl/windows", s, 7)
+        m.add("seattle/data/out_of_range_values", s, float(out_of_range))
+        m.add("seattle/data/checked_values", s, 1210.0)
+    return m, items
+
+
+SEATTLE = {"autotcl": [0.50] * 3, "ts2vec": [0.52] * 3, "random_mask": [0.55] * 3,
+           "untrained": [1.2] * 3, "raw_lag": [0.01] * 3, "autotcl_quirk": [0.5] * 3}  # fmt: skip
+
+
+def test_a_shared_forecasting_series_is_judged_with_its_test_items():
+    # the Seattle series: every seed scores the same test months; identical per-seed MSEs would
+    # hold on SE 0, the day blocks of the test set carry the noise
+    m, items = _seattle(SEATTLE)
     c = _claims(m, items)
     mask = c["forecast/seattle-vs-random-mask"]
     assert mask.test_set == "shared" and mask.test.seed_se == 0 and mask.test.item_se > 0
-    assert mask.verdict == "inconclusive"  # +0.05 on 25 independent noisy blocks: within 2 SE
-    assert c["forecast/seattle-vs-ts2vec"].rests_on == ()  # no oracle for real data
+    assert mask.test.outcome == "inconclusive"  # +0.05 on 25 noisy blocks: within 2 SE
     premises = {p.id: p for p in make_premises(m, PRESET, items)}
     assert premises["forecast/seattle-vs-raw-lag"].test.se_basis == "items"
+
+
+def _seattle_verdicts(mse, out_of_range=0):
+    m, items = _seattle(mse, out_of_range)
+    claims, premises = make_claims(m, PRESET, items), make_premises(m, PRESET, items)
+    apply_premises(claims, premises)
+    return {c.id: c for c in claims}, {p.id: p for p in premises}
+
+
+def test_the_seattle_claims_rest_on_the_cut_in_range_and_on_beating_raw_lags():
+    # AutoTCL 40 % below TS2Vec and the random mask, every representation below the raw past
+    # (1.0): both premises hold, the claims keep their tests' verdicts
+    good = {"autotcl": [0.30] * 3, "ts2vec": [0.52] * 3, "random_mask": [0.55] * 3,
+            "untrained": [1.2] * 3, "raw_lag": [1.0] * 3, "autotcl_quirk": [0.31] * 3}  # fmt: skip
+    claims, premises = _seattle_verdicts(good)
+    assert premises["forecast/seattle-in-range"].holds
+    assert premises["forecast/seattle-vs-raw-lag"].holds
+    seattle = [c for c in claims.values() if c.id.startswith("forecast/seattle-")]
+    assert len(seattle) == 3 and all(c.rests_on == (
+        "forecast/seattle-in-range", "forecast/seattle-vs-raw-lag") for c in seattle)  # fmt: skip
+    assert claims["forecast/seattle-vs-ts2vec"].verdict == "holds"
+    # the raw past (0.01) beats every representation: the same tests, the claims say nothing
+    claims, premises = _seattle_verdicts({**good, "raw_lag": [0.01] * 3})
+    assert premises["forecast/seattle-vs-raw-lag"].verdict == "fails"
+    assert claims["forecast/seattle-vs-ts2vec"].test.outcome == "holds"
+    for c in seattle:
+        assert claims[c.id].verdict == "inconclusive"
+        assert claims[c.id].premise.startswith("premise forecast/seattle-vs-raw-lag fails")
+    assert claims["forecast/vs-ts2vec"].premise == ""  # the generated series rests on the oracle
+    # one validation or test value outside the training range: the cut fails its premise
+    claims, premises = _seattle_verdicts(good, out_of_range=1)
+    assert premises["forecast/seattle-in-range"].verdict == "fails"
+    assert claims["forecast/seattle-vs-ts2vec"].verdict == "inconclusive"
+    assert claims["forecast/seattle-vs-ts2vec"].premise.startswith(
+        "premise forecast/seattle-in-range fails")  # fmt: skip
 
 
 def test_mask_spikes_is_judged_against_the_untrained_augmentation_network():

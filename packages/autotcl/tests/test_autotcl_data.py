@@ -148,6 +148,22 @@ def test_seattle_loads_offline_and_matches_vega_datasets(offline):
     assert np.corrcoef(task.data[0, :, 1], hours)[0, 1] > 0.999
 
 
+def test_the_default_seattle_cut_keeps_its_test_within_the_training_range():
+    from iclr24_autotcl.data import first_in_range_start, out_of_range_count
+    from iclr24_autotcl.experiment import PRESETS
+
+    # January to April: spring warms past winter, 28 % of validation and test values outside
+    outside, n = out_of_range_count(load_seattle(hours=3024))
+    assert n == 1210 and outside == 338
+    # the rule's cut (21 May to 23 September) is the default's, and none is outside there
+    preset = PRESETS["default"]
+    assert first_in_range_start(3024) == preset.seattle_start == 3360
+    task = load_seattle(hours=preset.seattle_hours, start=preset.seattle_start)
+    assert out_of_range_count(task) == (0, 1210)
+    assert str(np.datetime64("2010-01-01T00") + np.timedelta64(3360, "h")) == "2010-05-21T00"
+    assert task.data.shape == (1, 3024, 5) and task.n_covariates == 4
+
+
 @pytest.mark.parametrize("name", ["JapaneseVowels", "BasicMotions"])
 def test_read_ts_agrees_with_sktimes_loader(name):
     """Our parser against sktime's ``load_from_tsfile`` on the bundled files (a fixture of its

@@ -214,6 +214,47 @@ def test_keep_probability_is_exact_and_the_quirk_confines_it():
     assert free.keep_probability(torch.randn(2, 30, 3)).min() > 0.999  # keeps everything
 
 
+def test_the_soft_masks_keep_statistic_is_its_expected_value():
+    # config_etth2_uni's soft mask (hard_mask False): what it keeps of an element on average
+    from iclr24_autotcl.autotcl import quirk_keep_range, soft_concrete_mean
+
+    logits = torch.tensor([-4.0, -0.5, 0.0, 0.3, 1.0, 5.0])
+    torch.manual_seed(0)
+    samples = hard_concrete(logits.expand(20_000, -1), 0.05, -0.02, hard=False).mean(0)
+    mean = soft_concrete_mean(logits, 0.05, -0.02)  # the soft values' SD <= 0.3: SE < 0.0025
+    torch.testing.assert_close(samples, mean, atol=0.01, rtol=0)
+    assert (mean.diff() > 0).all() and mean.min() >= 0 and mean.max() <= 1
+    # the quirk (logit h in (0, 1)) confines the soft mask too, to a band of its own
+    lo, hi = quirk_keep_range(0.05, 0.02, hard=False)
+    assert 0.45 < lo < hi < 0.75 and (lo, hi) != quirk_keep_range(0.05, 0.02)
+    aug = AugmentationNet(3, aug_dim=4, hidden_dims=8, gamma_zeta=0.02, hard_mask=False,
+                          faithful_quirks=True)  # fmt: skip
+    with torch.no_grad():
+        aug.h.bias.fill_(50.0)
+    p = aug.keep_probability(torch.randn(2, 30, 3))
+    assert p.min() >= lo - 1e-6 and p.max() <= hi + 1e-6 and p.max() > hi - 1e-3
+    # a soft-mask AutoTCL trains and reports its keep statistic
+    model = tiny(hard_mask=False, gamma_zeta=0.02)
+    x = np.random.default_rng(0).standard_normal((1, 120, 3)).astype(np.float32)
+    assert np.isfinite(model.fit(x, n_epochs=1)).all()
+    keep = model.keep_probability(x)
+    assert keep.shape == (1, 120, 3) and 0 <= keep.min() <= keep.max() <= 1
+
+
+def test_the_etth2_preset_is_the_official_config_etth2_uni():
+    from iclr24_autotcl.experiment import PRESETS
+
+    # AslanDing/AutoTCL@2ca0060 config.py config_etth2_uni, the keys that
+    # train_forecasting_autotcl_cost.py passes on (hidden_dims: the augmentation trunk here)
+    official = dict(autotcl_batch=32, autotcl_lr=1e-05, meta_lr=0.01, local_weight=0.1,
+                    reg_weight=0.1, regular_weight=0.0, aug_hidden_dims=128,
+                    autotcl_max_train_length=512, gamma_zeta=0.02, aug_dim=16, gumbel_bias=0.05,
+                    hard_mask=False, autotcl_epochs=80)  # fmt: skip
+    preset = PRESETS["paper-cpu-etth2"]
+    assert {k: getattr(preset, k) for k in official} == official
+    assert preset.data == "ETTh2" and preset.horizons == (24, 48, 168, 336, 720)
+
+
 def test_missing_values_stay_missing_in_the_view():
     torch.manual_seed(0)
     x = torch.randn(2, 12, 3)

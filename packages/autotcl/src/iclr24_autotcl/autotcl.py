@@ -194,10 +194,27 @@ def hard_concrete_keep_probability(logits, gumbel_bias=0.05, gamma=-0.05, zeta=1
     return ((1 - gumbel_bias - u) / (1 - 2 * gumbel_bias)).clamp(0.0, 1.0)
 
 
-def quirk_keep_range(gumbel_bias=0.05, gamma_zeta=0.05) -> tuple[float, float]:
-    """The keep probabilities the official quirk allows: a logit in (0, 1) (h's sigmoid
-    output) -> (at 0, at 1); (0.4735, 0.7355) for the ETTh1 config."""
-    ends = hard_concrete_keep_probability(torch.tensor([0.0, 1.0]), gumbel_bias, -gamma_zeta)
+# quadrature nodes of soft_concrete_mean: midpoints of equal slices of the noise's range
+SOFT_NODES = 256
+
+
+def soft_concrete_mean(logits, gumbel_bias=0.05, gamma=-0.05, zeta=1.0, nodes=SOFT_NODES):
+    """The expected value of :func:`hard_concrete`'s soft mask (``hard=False``, with noise): the
+    mean over the uniform u in [bias, 1 - bias] of the stretched, clipped sigmoid of
+    l + log(u / (1 - u)), by the midpoint rule on ``nodes`` slices (deterministic; monotone in
+    l). What a soft mask keeps of each element on average (config_etth2_uni's mask)."""
+    u = (torch.arange(nodes, dtype=logits.dtype) + 0.5) / nodes * (1 - 2 * gumbel_bias)
+    u = u + gumbel_bias
+    noisy = logits[..., None] + torch.log(u) - torch.log(1 - u)
+    return (torch.sigmoid(noisy) * (zeta - gamma) + gamma).clamp(0.0, 1.0).mean(-1)
+
+
+def quirk_keep_range(gumbel_bias=0.05, gamma_zeta=0.05, hard=True) -> tuple[float, float]:
+    """The keep probabilities (``hard``; the soft mask: its expected value) the official quirk
+    allows: a logit in (0, 1) (h's sigmoid output) -> (at 0, at 1); (0.4735, 0.7355) for the
+    ETTh1 config."""
+    keep = hard_concrete_keep_probability if hard else soft_concrete_mean
+    ends = keep(torch.tensor([0.0, 1.0]), gumbel_bias, -gamma_zeta)
     return float(ends[0]), float(ends[1])
 
 
@@ -243,11 +260,12 @@ class AugmentationNet(nn.Module):
 
     @torch.no_grad()
     def keep_probability(self, x):
-        """Each element's exact probability of being kept by the sampled hard mask. (B, T, C)"""
+        """Each element's exact probability of being kept by the sampled hard mask; for the
+        soft mask (``hard_mask=False``) the expected mask value (:func:`soft_concrete_mean`),
+        the share of the element it keeps on average. (B, T, C)"""
         logit = self.mask_logit(self.h(self.trunk(x)))
-        if not self.hard:
-            raise ValueError("keep_probability is defined for the hard mask")
-        return hard_concrete_keep_probability(logit, self.gumbel_bias, self.gamma)
+        keep = hard_concrete_keep_probability if self.hard else soft_concrete_mean
+        return keep(logit, self.gumbel_bias, self.gamma)
 
 
 # ----------------------------------------------------------------------------- losses
