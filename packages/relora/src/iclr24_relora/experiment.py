@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -32,8 +32,8 @@ from iclr24_common import (
 from .baselines import method_configs
 from .claims import make_checks, make_claims
 from .data import byte_stream, c4_stream
-from .figures import plot_training
-from .train import ReLoRATrainer, TrainConfig, tiny_llama
+from .figures import plot_size_sweep, plot_training
+from .train import METHODS, ReLoRATrainer, TrainConfig, tiny_llama
 
 PAPER = Paper(
     title="ReLoRA: High-Rank Training Through Low-Rank Updates",
@@ -42,6 +42,26 @@ PAPER = Paper(
     code="https://github.com/Guitaricet/relora",
 )
 PAPER_NEEDS_DATA = True
+
+
+def _shape(text: str) -> tuple[int, int, int, int]:
+    """``"128x352x4x4"`` -> (hidden, intermediate, layers, heads)."""
+    parts = text.split("x")
+    if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"sweep shape {text!r}: HIDDENxINTERMEDIATExLAYERSxHEADS")
+    return tuple(int(p) for p in parts)  # type: ignore[return-value]
+
+
+def _points(preset) -> dict[str, tuple[float, float]]:
+    """``Preset.points`` as method -> (lr, alpha / r); full rank's scale is unused."""
+    out = {}
+    for text in preset.points:
+        method, *values = text.split(":")
+        if method not in METHODS or len(values) != (1 if method == "full" else 2):
+            raise ValueError(f"point {text!r}: method:lr (full) or method:lr:alpha/r")
+        lr, scale = float(values[0]), float(values[1]) if len(values) > 1 else None
+        out[method] = (lr, preset.tune_lora_scale[0] if scale is None else scale)
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,6 +131,15 @@ class Preset:
     """Local processes for the units (0: one per thread). Smoke: 1, measured on 2 cores
     (1 x 2 threads 14.3 s vs 2 x 1 thread 28.1 s: its units are shorter than a worker's
     start); default: one per thread (2 x 1 thread; 1 x 2 threads was the serial run)."""
+    points: tuple[str, ...] = ()
+    """Fixed points instead of the grid, one per method, ``method:lr`` for full rank and
+    ``method:lr:alpha/r`` for the LoRA methods (empty: tune on the grid). The size sweep runs
+    every size at the default run's choice (results/default.json, ``tuning``), not retuned
+    per size: a grid per size would quadruple the LoRA arms' cost."""
+    sweep: tuple[str, ...] = ()
+    """Model shapes ``HIDDENxINTERMEDIATExLAYERSxHEADS``; when given, the whole protocol runs
+    once per shape (the preset's own hidden, intermediate, layers and heads are not used) and
+    every metric, claim and check is grouped by shape (``h128l4/relora/eval_loss``)."""
 
     def __post_init__(self):
         if self.data not in ("bytes", "c4"):
@@ -131,6 +160,12 @@ class Preset:
         if not 0 < self.rank_tol < 1:
             raise ValueError("rank_tol must be in (0, 1)")
         self.train_config(0, self.tune_lr[0], self.tune_lora_scale[0])  # the loop's own checks
+        for shape in self.sweep:
+            h, _, _, a = _shape(shape)
+            if h % a:
+                raise ValueError(f"sweep shape {shape!r}: hidden must divide by heads")
+        if self.points and sorted(_points(self)) != sorted(METHODS):
+            raise ValueError(f"points: one per method of {METHODS}, got {self.points}")
 
     def train_config(self, seed: int, lr: float, lora_scale: float) -> TrainConfig:
         """The ReLoRA configuration at one grid point (``method_configs`` derives the rest)."""
@@ -160,6 +195,15 @@ PRESETS = {
                     restart_warmup=1, batch_size=8, seq_len=32, eval_batches=2, val_batches=2,
                     layers=2, tune_lora_scale=(0.25,), workers=1),
     "default": Preset(),
+    # issue 50's size sweep: the default protocol (240 steps in the official proportions, r 8)
+    # at four model shapes, every method at the default run's chosen point (not retuned per
+    # size), one seed. Shapes: half the official 9M config, then the official
+    # configs/llama_9m.json, llama_20m.json and llama_35m.json (Guitaricet/relora@176f376)
+    # with our 256-byte vocabulary (0.13M, 0.87M, 3.3M and 10.8M parameters).
+    "size-sweep": Preset(seeds=(0,), sweep=("64x176x2x2", "128x352x4x4", "256x688x4x4",
+                                            "384x1024x6x8"),
+                         points=("full:0.001", "lora:0.003:0.25", "lora_warm:0.003:4",
+                                 "relora:0.003:4")),
     # official scripts/paper_130M.sh (commit e3e42dd; removed in 5e26ad6): --scheduler cosine
     # --cycle_length 2000 --relora 2000 --warmup_steps 500 --lr 0.001 --min_lr_ratio 0.1
     # --optimizer_magnitude_pruning 0.9 --total_batch_size 600 --batch_size 50
@@ -243,6 +287,8 @@ WARM_ARMS = ("lora_warm", "relora")
 
 
 def _grid(preset: Preset, method: str) -> list[tuple[float, float]]:
+    if preset.points:  # fixed points, no tuning (the size sweep)
+        return [_points(preset)[method]]
     scales = (preset.tune_lora_scale[0],) if method == "full" else preset.tune_lora_scale
     return [(lr, s) for lr in preset.tune_lr for s in scales]
 
@@ -296,8 +342,8 @@ def full_unit(preset: Preset, seed: int, point, data_dir, device):
     """The full-rank run at one grid point; returns its metrics, per-sequence losses, curve and
     its state at the warm start (the start of LoRA + warm start and ReLoRA, as in the paper)."""
     stream, eval_batches, val_batches = _data(preset, data_dir)
-    t0 = time.perf_counter()
     trainer = _trainer(preset, seed, "full", point, stream, device)
+    t0 = time.perf_counter()  # training alone (not the model's build, nor transformers' import)
     trainer.train(until=preset.warm_start)
     warm = trainer.snapshot()
     trainer.train()
@@ -320,88 +366,152 @@ def method_unit(preset: Preset, seed: int, method: str, point, data_dir, device,
     """LoRA (from scratch), or LoRA + warm start / ReLoRA from the full run's warm start, at
     one grid point (lr, alpha / r)."""
     stream, eval_batches, val_batches = _data(preset, data_dir)
-    t0 = time.perf_counter()
     trainer = _trainer(preset, seed, method, point, stream, device)
     if warm is not None:
         trainer.restore(_warm_blob(warm))  # the full-rank run's state at the warm start
+    t0 = time.perf_counter()  # training alone, as in full_unit
     trainer.train()
     seconds = time.perf_counter() - t0
     curve = {"losses": trainer.losses, "lrs": trainer.lrs}
     return *summarise(trainer, eval_batches, val_batches, preset, seconds), curve
 
 
+def _groups(preset: Preset) -> list[tuple[str, Preset]]:
+    """(metric prefix, preset) per model: the preset itself (prefix ``""``), or one per shape
+    of the size sweep (prefix ``h<hidden>l<layers>/``)."""
+    if not preset.sweep:
+        return [("", preset)]
+    out = []
+    for shape in preset.sweep:
+        h, i, n, a = _shape(shape)
+        out.append((f"h{h}l{n}/", replace(preset, hidden=h, intermediate=i, layers=n, heads=a,
+                                          sweep=())))  # fmt: skip
+    return out
+
+
 def run(ctx: RunContext) -> Report:
-    preset = ctx.preset
     info = init_distributed(ctx.torch_device.type)  # under torchrun: one rank per process
     device = f"cuda:{info.local_rank}" if ctx.torch_device.type == "cuda" else str(ctx.torch_device)
     data_dir = ctx.data_dir
+    groups = _groups(ctx.preset)
+    order = groups[::-1]  # the largest model's units first: the pool's longest jobs start first
 
     def units(jobs: dict, desc: str) -> dict:
         if info.is_distributed:  # every rank computes each unit in order (DDP), rank 0 stores
             return {key: ctx.cached(key, fn) for key, fn in jobs.items()}
         return ctx.cached_parallel(jobs, desc=desc)
 
-    def warm_of(seed: int, done: dict, point) -> str | bytes:
-        warm = done[_key(seed, "full", point)][3]
+    def warm_of(g: str, seed: int, done: dict, point) -> str | bytes:
+        warm = done[g + _key(seed, "full", point)][3]
         if not info.is_distributed:  # later waves read the snapshot from a file
-            path = ctx.path("warm_start") / f"seed{seed}_lr{point[0]:g}.pt"
+            name = g.replace("/", "_") + f"seed{seed}_lr{point[0]:g}.pt"
+            path = ctx.path("warm_start") / name
             atomic_write_bytes(path, warm)
             warm = str(path)
         return warm
 
-    def warm_jobs(seed: int, done: dict, points: dict[str, list]) -> dict:
-        full_point = chosen["full"]
-        warm = warm_of(seed, done, full_point)
-        jobs = {f"seed{seed}/warm_start/lr{full_point[0]:g}":
+    def warm_jobs(g: str, preset: Preset, seed: int, done: dict, points: dict) -> dict:
+        full_point = chosen[g]["full"]
+        warm = warm_of(g, seed, done, full_point)
+        jobs = {g + f"seed{seed}/warm_start/lr{full_point[0]:g}":
                 partial(warm_start_unit, preset, seed, full_point, data_dir, device, warm)}  # fmt: skip
         for method in WARM_ARMS:
             for point in points[method]:
-                jobs[_key(seed, method, point, full_point[0])] = partial(
+                jobs[g + _key(seed, method, point, full_point[0])] = partial(
                     method_unit, preset, seed, method, point, data_dir, device, warm)  # fmt: skip
         return jobs
 
     tune, rest = ctx.seeds[0], ctx.seeds[1:]
-    grid = {m: _grid(preset, m) for m in ("full", "lora", *WARM_ARMS)}
-    ctx.log.info("tuning on seed %d's validation batches: lr %s x alpha/r %s", tune,
-                 preset.tune_lr, preset.tune_lora_scale)  # fmt: skip
-    jobs = {_key(tune, "full", p): partial(full_unit, preset, tune, p, data_dir, device)
-            for p in grid["full"]}  # fmt: skip
-    jobs |= {_key(tune, "lora", p): partial(method_unit, preset, tune, "lora", p, data_dir, device)
-             for p in grid["lora"]}  # fmt: skip
-    done = units(jobs, "grid: full rank and LoRA")
-    chosen = {m: _best(done, {p: _key(tune, m, p) for p in grid[m]}, m) for m in ("full", "lora")}
-    jobs = warm_jobs(tune, done, grid)
-    for seed in rest:
-        jobs[_key(seed, "full", chosen["full"])] = partial(full_unit, preset, seed,
-                                                           chosen["full"], data_dir, device)  # fmt: skip
-        jobs[_key(seed, "lora", chosen["lora"])] = partial(method_unit, preset, seed, "lora",
-                                                           chosen["lora"], data_dir, device)  # fmt: skip
-    done |= units(jobs, "grid: warm-started arms; other seeds' full rank and LoRA")
-    ws = chosen["full"][0]
-    for m in WARM_ARMS:
-        chosen[m] = _best(done, {p: _key(tune, m, p, ws) for p in grid[m]}, m)
+    grid = {m: _grid(ctx.preset, m) for m in ("full", "lora", *WARM_ARMS)}
+    if ctx.preset.points:
+        ctx.log.info("fixed points, no tuning: %s", ", ".join(ctx.preset.points))
+    else:
+        ctx.log.info("tuning on seed %d's validation batches: lr %s x alpha/r %s", tune,
+                     ctx.preset.tune_lr, ctx.preset.tune_lora_scale)  # fmt: skip
     jobs = {}
-    for seed in rest:
-        jobs |= warm_jobs(seed, done, {m: [chosen[m]] for m in WARM_ARMS})
+    for g, preset in order:
+        jobs |= {g + _key(tune, "full", p): partial(full_unit, preset, tune, p, data_dir, device)
+                 for p in grid["full"]}  # fmt: skip
+        jobs |= {g + _key(tune, "lora", p): partial(method_unit, preset, tune, "lora", p,
+                                                    data_dir, device)
+                 for p in grid["lora"]}  # fmt: skip
+    done = units(jobs, "grid: full rank and LoRA")
+    chosen = {g: {m: _best(done, {p: g + _key(tune, m, p) for p in grid[m]}, m)
+                  for m in ("full", "lora")} for g, _ in groups}  # fmt: skip
+    jobs = {}
+    for g, preset in order:
+        jobs |= warm_jobs(g, preset, tune, done, grid)
+        for seed in rest:
+            full, lora = chosen[g]["full"], chosen[g]["lora"]
+            jobs[g + _key(seed, "full", full)] = partial(full_unit, preset, seed, full,
+                                                         data_dir, device)  # fmt: skip
+            jobs[g + _key(seed, "lora", lora)] = partial(method_unit, preset, seed, "lora",
+                                                         lora, data_dir, device)  # fmt: skip
+    done |= units(jobs, "grid: warm-started arms; other seeds' full rank and LoRA")
+    for g, _ in groups:
+        ws = chosen[g]["full"][0]
+        for m in WARM_ARMS:
+            chosen[g][m] = _best(done, {p: g + _key(tune, m, p, ws) for p in grid[m]}, m)
+    jobs = {}
+    for g, preset in order:
+        for seed in rest:
+            jobs |= warm_jobs(g, preset, seed, done, {m: [chosen[g][m]] for m in WARM_ARMS})
     if jobs:
         done |= units(jobs, "other seeds' warm-started arms")
 
-    def label(m: str, p) -> str:
-        return f"lr {p[0]:g}" + ("" if m == "full" else f", alpha/r {p[1]:g}")
+    metrics = Metrics()
+    claims, checks, tuning, sizes = [], [], {}, {}
+    for g, preset in groups:
+        m_g, items, curves = _collect(ctx, done, g, chosen[g], tune, grid)
+        for name in m_g.names():
+            for seed, value in m_g.by_seed(name).items():
+                metrics.add(g + name, seed, value)
+        c_g, k_g = make_claims(m_g, preset, items), make_checks(m_g, preset)
+        if not g:  # the preset's own model: the claims and checks as they are
+            claims, checks = c_g, k_g
+            tuning = _tuning(done, chosen[g], tune, grid)
+            ctx.save_partial(metrics)
+            ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
+            continue
+        label = g.rstrip("/")
+        claims += [replace(c, id=f"{c.id}/{label}") for c in c_g]
+        checks += [replace(c, id=f"{c.id}/{label}") for c in k_g]
+        sizes[label] = _size_row(m_g, preset, c_g)
+        ctx.save_partial(metrics)
+    if not sizes:
+        return Report(metrics, claims, checks, extra={"tuning": tuning})
+    reach = cpu_reach(sizes, ctx.preset)
+    ctx.save_figure(plot_size_sweep(sizes), "size_sweep.png")
+    extra = {"points": {m: _label(m, p) for m, p in chosen[groups[0][0]].items()},
+             "sizes": sizes, "cpu_reach": reach}  # fmt: skip
+    return Report(metrics, claims, checks, extra=extra)
+
+
+def _label(m: str, p) -> str:
+    return f"lr {p[0]:g}" + ("" if m == "full" else f", alpha/r {p[1]:g}")
+
+
+def _tuning(done: dict, chosen: dict, tune: int, grid: dict) -> dict:
+    ws = chosen["full"][0]
 
     def val_loss(m: str, p) -> float:
         return done[_key(tune, m, p, ws if m in WARM_ARMS else None)][0][f"{m}/val_loss"]
 
-    tuning = {
+    return {
         "seed": tune,
         "rule": "lowest validation loss per method (first in grid order on a tie)",
-        "chosen": {m: label(m, p) for m, p in chosen.items()},
-        "val_loss": {m: {label(m, p): val_loss(m, p) for p in grid[m]} for m in grid},
+        "chosen": {m: _label(m, p) for m, p in chosen.items()},
+        "val_loss": {m: {_label(m, p): val_loss(m, p) for p in grid[m]} for m in grid},
     }
-    for m, p in chosen.items():
-        ctx.log.info("chosen on validation: %s lr %g%s", m, p[0],
-                     "" if m == "full" else f", alpha/r {p[1]:g}")  # fmt: skip
 
+
+def _collect(ctx: RunContext, done: dict, g: str, chosen: dict, tune: int, grid: dict):
+    """One model's metrics (un-prefixed), per-sequence losses and the first seed's curves."""
+    ws = chosen["full"][0]
+    for m, p in chosen.items():
+        ctx.log.info(
+            "%schosen: %s lr %g%s", g, m, p[0], "" if m == "full" else f", alpha/r {p[1]:g}"
+        )
     metrics = Metrics()
     curves = None
     items: dict[str, dict[int, list[float]]] = {}  # arm -> seed -> loss per eval sequence
@@ -412,18 +522,100 @@ def run(ctx: RunContext) -> Report:
                 key = f"seed{seed}/warm_start/lr{ws:g}"
             else:
                 key = _key(seed, arm, chosen[arm], ws if arm in WARM_ARMS else None)
-            out = done[key]
+            out = done[g + key]
             values.update(out[0])
             items.setdefault(arm, {})[seed] = out[1]
             if arm != "warm_start":
                 seed_curves[arm] = out[2]
-                ctx.log.info("seed %d %s: eval loss %.4f", seed, arm, out[0][f"{arm}/eval_loss"])
+                ctx.log.info(
+                    "%sseed %d %s: eval loss %.4f", g, seed, arm, out[0][f"{arm}/eval_loss"]
+                )
         metrics.update(seed, values)
         curves = curves or seed_curves
-        ctx.save_partial(metrics)
-    ctx.save_figure(plot_training(curves, preset.warm_start), "training.png")
-    claims, checks = make_claims(metrics, preset, items), make_checks(metrics, preset)
-    return Report(metrics, claims, checks, extra={"tuning": tuning})
+    return metrics, items, curves
+
+
+# ------------------------------------------------------------------ the size sweep (issue 50)
+ARMS = ("full", "lora", "lora_warm", "relora")
+
+
+def _size_row(metrics: Metrics, preset: Preset, claims) -> dict:
+    """One shape of the sweep: its size, cost, losses, ordering and ReLoRA's paired gaps
+    (from the claims' tests: positive = ReLoRA the lower loss, SE over seeds and sequences)."""
+    tokens = preset.steps * preset.batch_size * preset.seq_len
+    tests = {c.id: c.test for c in claims}
+    loss = {m: metrics.mean(f"{m}/eval_loss") for m in ARMS}
+    seconds = {m: metrics.mean(f"{m}/train_seconds") for m in ARMS}
+    return {
+        "shape": f"{preset.hidden}x{preset.intermediate}x{preset.layers}x{preset.heads}",
+        "params": metrics.mean("full/trainable_params"),
+        "steps": preset.steps,
+        "tokens_per_run": tokens,
+        "eval_loss": loss,
+        "warm_start_eval_loss": metrics.mean("warm_start/eval_loss"),
+        "ordering": " < ".join(sorted(ARMS, key=loss.get)),
+        "gap_vs_lora": [tests["beats-lora"].estimate, tests["beats-lora"].se],
+        "gap_vs_lora_warm": [
+            tests["beats-lora-warm-start"].estimate,
+            tests["beats-lora-warm-start"].se,
+        ],
+        "gap_vs_full": [tests["close-to-full-rank"].estimate, tests["close-to-full-rank"].se],
+        "relora_rank_median": metrics.mean("relora/rank_median"),
+        # core-seconds per seed (each unit ran on one thread; timings are reported, not judged)
+        "train_seconds": seconds,
+        "core_seconds_per_seed": sum(seconds.values()),
+        # full-rank training from step 0 to the end (the warm start included), one thread
+        "full_tokens_per_second": tokens / seconds["full"],
+    }
+
+
+def cpu_reach(sizes: dict, preset: Preset, cores: int = 2, hours: float = 1.0) -> dict:
+    """What ``cores`` CPU cores train in ``hours`` (``cores`` one-thread runs side by side, or
+    one data-parallel run at ``cores`` x the speed), extrapolated from the sweep's largest
+    model: training costs ~6 N FLOPs per token for N parameters (Kaplan et al. 2020), so the
+    seconds per token are scaled in proportion to the parameters from the largest measured
+    shape (the smaller shapes are dominated by per-step overheads: the exponent fitted over
+    all shapes, ``measured_exponent``, is reported beside it). The paper's 60M model at our
+    1k-token steps, and at its 20k steps of 600 x 512 tokens, are read off the same line."""
+    rows = sorted(sizes.values(), key=lambda row: row["params"])
+    anchor = rows[-1]
+    budget = cores * hours * 3600.0  # core-seconds
+    step_tokens = preset.batch_size * preset.seq_len
+
+    def seconds_per_token(n: float) -> float:
+        return n / anchor["params"] / anchor["full_tokens_per_second"]
+
+    def steps_in_budget(n: float) -> float:
+        return budget / (seconds_per_token(n) * step_tokens)
+
+    def largest(steps: float) -> float:  # the model whose `steps` steps fill the budget
+        return anchor["params"] * budget / (steps * step_tokens) * anchor["full_tokens_per_second"]
+
+    measured = None
+    if len(rows) > 1:
+        params = np.log([row["params"] for row in rows])
+        measured = float(np.polyfit(params, -np.log([row["full_tokens_per_second"]
+                                                      for row in rows]), 1)[0])  # fmt: skip
+    protocol = budget / anchor["core_seconds_per_seed"]  # sweep protocols of the anchor's size
+    paper_hours = seconds_per_token(60e6) * 20_000 * 600 * 512 / 3600
+    return {
+        "cores": cores,
+        "hours": hours,
+        "anchor_params": anchor["params"],
+        "anchor_full_tokens_per_second": anchor["full_tokens_per_second"],
+        "rule": "seconds per token proportional to the parameters, from the largest shape",
+        "measured_exponent": measured,
+        "step_tokens": step_tokens,
+        "steps_in_budget": {
+            f"{row['params'] / 1e6:.2g}M": steps_in_budget(row["params"]) for row in rows
+        },
+        "paper_60m_steps_in_budget": steps_in_budget(60e6),
+        "largest_params_at_our_steps": largest(preset.steps),
+        # the sweep's protocol (four methods, one seed), its core-seconds scaled the same way
+        "largest_params_for_the_protocol": anchor["params"] * protocol,
+        "largest_params_at_20k_steps": largest(20_000),
+        "paper_60m_20k_steps_of_600x512_tokens_core_hours": paper_hours,
+    }
 
 
 app = ExperimentApp.from_module(__name__)
