@@ -5,7 +5,8 @@ the Hugging Face release's ``test.jsonl`` (question / answer with ``<<calculator
 annotations and a final ``#### N`` line) for the test split. The optimizer and the scorer are
 the paper preset's offline SmolLM2 (its real ``llm=local`` branch, loaded once). ``--set``
 caps only sizes: one repetition (paper preset: 5), one LLM step on regression, TSP and
-prompts (paper preset: 500 / 500 / 200), one instruction per step (8), 8 TSP samples (64),
+prompts (paper preset: 500 / 500 / 200), 2 proposals per step on regression and TSP and one
+instruction on prompts (8), 2 TSP samples (64),
 8 new tokens per optimizer and scorer reply (1024), 2 test questions, 40 scripted steps and
 baseline evaluations. GSM8K's official 3.5 % training split of the 40 training questions
 is the one question scored.
@@ -40,7 +41,9 @@ SIZE_CAPS = {
     "seeds": "0",
     "linreg_steps": 1,
     "tsp_steps": 1,
-    "tsp_max_samples": 8,
+    "linreg_per_step": 2,
+    "tsp_per_step": 2,
+    "tsp_max_samples": 2,
     "llm_max_new_tokens": 8,
     "scripted_steps": 40,
     "scripted_tsp_steps": 40,
