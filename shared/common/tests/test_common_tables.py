@@ -82,3 +82,10 @@ def test_a_run_on_the_papers_data_has_its_own_block_and_column(tmp_path, fake_re
     assert text.count("`paper` preset") == 1 and text.count("`default` preset") == 1
     top = (root / "README.md").read_text()
     assert "[paper-cpu](packages/good/results/paper-cpu.md): 1 / 0 / 0" in top
+    # another kept run (a size sweep on generated data) has its block but no place in the
+    # column of runs on the paper's data
+    assert main(["--root", str(root), "--keep", "good", "--run", str(root / "paper-run"),
+                 "--name", "size-sweep"]) == 0  # fmt: skip
+    assert main(["--root", str(root)]) == 0
+    top = (root / "README.md").read_text()
+    assert "paper-cpu.md): 1 / 0 / 0 |" in top and "size-sweep" not in top

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import count_verdicts, test_summary
-from .tables import RESULTS, extra_runs, machine, packages, read_results
+from .tables import RESULTS, extra_runs, machine, on_paper_data, packages, read_results
 from .verdicts import sources_of
 
 COLOURS = {"holds": "#1a7f37", "fails": "#cf222e", "inconclusive": "#9a6700"}
@@ -142,7 +142,7 @@ def _extras_cell(en: Entry) -> str:
     cells = [f'<a href="{_e(en.slug)}.html#{_e(x.name)}">{_e(x.name)}</a> '
              + (f'<div class="counts">{_counts(x.results["claims"], "paper")}</div>'
                 if x.results else _badge("missing"))
-             for x in en.extras]  # fmt: skip
+             for x in en.extras if on_paper_data(x.name)]  # fmt: skip
     return "<br>".join(cells) or '<span class="muted">none</span>'
 
 
@@ -229,8 +229,10 @@ def _premises_table(premises: list[dict[str, Any]]) -> str:
 
 
 def _extra_section(x: Extra, figures: list[str]) -> str:
-    """A run on the paper's own data: its verdicts, data files, claims, premises, figures."""
-    head = f'<h2 id="{_e(x.name)}">On the paper\'s data: <code>{_e(x.name)}</code></h2>'
+    """A kept run beside the default (on the paper's own data, or another experiment such as a
+    size sweep): its verdicts, data files, claims, premises, figures."""
+    where = "On the paper\'s data" if on_paper_data(x.name) else "Another run"
+    head = f'<h2 id="{_e(x.name)}">{where}: <code>{_e(x.name)}</code></h2>'
     if x.results is None:
         return f"{head}<p>{_badge('missing')} {_e(x.problem)}</p>"
     r = x.results

@@ -113,7 +113,7 @@ def papers_block(root: Path) -> str:
             for k in total[r]:
                 total[r][k] += n[r][k]
         data = []
-        for extra in extra_runs(pkg):
+        for extra in filter(lambda p: on_paper_data(p.stem), extra_runs(pkg)):
             r, why = read_results(extra)
             data.append(f"[{extra.stem}](packages/{pkg.name}/results/{extra.stem}.md): "
                         + (_triple(count_verdicts(r["claims"], "paper")) if r else why))  # fmt: skip
@@ -152,8 +152,14 @@ def replace_block(text: str, block: str, src: str, primary: bool = True) -> str 
 
 
 def extra_runs(pkg: Path) -> list[Path]:
-    """The package's results files beside ``default.json``: its runs on the paper's data."""
+    """The package's results files beside ``default.json``: its runs on the paper's data
+    (named ``paper*``, e.g. ``paper-cpu``) and other kept runs (e.g. relora's ``size-sweep``)."""
     return sorted(p for p in (pkg / "results").glob("*.json") if p.name != RESULTS.name)
+
+
+def on_paper_data(name: str) -> bool:
+    """A kept run on the paper's own data is named after its preset, ``paper*``."""
+    return name.startswith("paper")
 
 
 def expected_readmes(root: Path) -> dict[Path, str]:
