@@ -171,9 +171,20 @@ def smoke_run(slug, tmp_path_factory):
     exe = Path(sys.executable).parent / f"iclr24-{slug}"
     assert exe.exists(), f"console script {exe} is not installed"
     cpu0 = child_cpu_seconds()
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}  # as a user's shell
     proc = subprocess.run([str(exe), "reproduce", "--preset", "smoke", "--out", str(out)],
-                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+                          capture_output=True, text=True, timeout=1800, env=env)  # fmt: skip
     return out, child_cpu_seconds() - cpu0, proc
+
+
+def test_the_smoke_set_the_wait_policy_before_torch(slug, smoke_run):
+    """OpenMP reads OMP_WAIT_POLICY once, when torch loads it; importing iclr24_common sets it
+    to PASSIVE (unless the user set it), so the console script must load iclr24_common before
+    torch (CONTRIBUTING, Threads). The smoke ran without the variable, as from a user's shell."""
+    out, _, proc = smoke_run
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    env = load_results(out)["environment"]
+    assert env["omp_wait_policy"] == "PASSIVE" and env["wait_policy_before_torch"] is True, env
 
 
 def test_smoke_is_complete(slug, smoke_run):

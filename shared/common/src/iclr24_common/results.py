@@ -366,6 +366,8 @@ def environment_record(package: str | None = None, device: str | None = None) ->
     """Versions and machine facts that a reader needs to compare two runs."""
     import os
 
+    from . import threads
+
     env: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -377,6 +379,8 @@ def environment_record(package: str | None = None, device: str | None = None) ->
         "iclr24-common": _version("iclr24-common"),
         "git_commit": git_commit(Path(__file__).parent),
         "argv": sys.argv,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "wait_policy_before_torch": threads.POLICY_BEFORE_TORCH,
     }
     if package:
         env[package] = _version(package)

@@ -19,6 +19,9 @@ _ENV_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 _limits = None  # the live threadpoolctl limiter (kept so that the limit stays applied)
 WAIT_POLICY = ("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault(*WAIT_POLICY)
+# whether the policy was in place before torch loaded OpenMP (a package's __init__ must import
+# iclr24_common first): recorded in every results.json and checked on each package's smoke
+POLICY_BEFORE_TORCH = "torch" not in sys.modules
 
 
 def available_cores() -> int:
