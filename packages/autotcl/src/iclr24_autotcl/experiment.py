@@ -21,7 +21,7 @@ import argparse
 import copy
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
@@ -184,6 +184,13 @@ class Preset:
             raise ValueError("workers must be >= 1")
 
 
+PAPER_CPU = Preset(
+    data="ETTh1",
+    horizons=(24, 48, 168, 336, 720),
+    lags=(24, 72, 168, 336),
+    methods=("autotcl", "autotcl_quirk", "ts2vec", "untrained", "raw_lag"),
+    uea=(),
+)
 PRESETS = {
     "smoke": Preset(
         seeds=(0,),
@@ -218,13 +225,7 @@ PRESETS = {
     # causal encoding of ETTh1, far beyond the 15 minutes this run may take. ETTh2 left out
     # (its own config_etth2_uni; another ~12 min); the random mask left out (the default
     # has it). Run: iclr24-autotcl reproduce --preset paper-cpu --data-dir DIR [--download]
-    "paper-cpu": Preset(
-        data="ETTh1",
-        horizons=(24, 48, 168, 336, 720),
-        lags=(24, 72, 168, 336),
-        methods=("autotcl", "autotcl_quirk", "ts2vec", "untrained", "raw_lag"),
-        uea=(),
-    ),  # fmt: skip
+    "paper-cpu": PAPER_CPU,
     # ETTh2 univariate (issue 51), the paper-cpu run on the paper's other ETT-hourly file: its
     # own official config_etth2_uni (AslanDing/AutoTCL@2ca0060 config.py, the keys that
     # train_forecasting_autotcl_cost.py passes on: batch 32, lr 1e-5, meta_lr 0.01,
@@ -232,12 +233,9 @@ PRESETS = {
     # the CPU one), aug_dim 16, gamma_zeta 0.02, gumbel_bias 0.05, a soft mask (hard_mask
     # False); fit: 80 epochs, local_weight 0.1, reg_weight 0.1, regular_weight 0), the rest
     # as paper-cpu. Run: iclr24-autotcl reproduce --preset paper-cpu-etth2 --data-dir DIR
-    "paper-cpu-etth2": Preset(
+    "paper-cpu-etth2": replace(
+        PAPER_CPU,
         data="ETTh2",
-        horizons=(24, 48, 168, 336, 720),
-        lags=(24, 72, 168, 336),
-        methods=("autotcl", "autotcl_quirk", "ts2vec", "untrained", "raw_lag"),
-        uea=(),
         autotcl_epochs=80,
         autotcl_lr=1e-5,
         autotcl_max_train_length=512,
