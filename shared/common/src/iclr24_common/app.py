@@ -260,7 +260,7 @@ class ExperimentApp:
         out = args.out or Path("runs") / self.slug / args.preset
         _check_writable(out)
         fingerprint = {"package": self.package, "preset": args.preset, "device": device,
-                       "config": {k: v for k, v in config.items() if k not in PER_UNIT}}  # fmt: skip
+                       "config": how_units_run(config)}  # fmt: skip
         self._prepare_units(out, fingerprint, args.resume)
         with log_to_file(out):
             ctx = RunContext(
@@ -333,8 +333,8 @@ class ExperimentApp:
         per seed and per dataset, see ``PER_UNIT``)."""
         stamp, units = out / "run_config.json", out / "units"
         if resume and stamp.exists():
-            before = json.loads(stamp.read_text())  # (a stamp written before PER_UNIT: drop them)
-            before["config"] = {k: v for k, v in before["config"].items() if k not in PER_UNIT}
+            before = json.loads(stamp.read_text())
+            before["config"] = how_units_run(before["config"])  # a stamp written before PER_UNIT
             if before != to_jsonable(fingerprint):
                 diff = sorted(k for k in set(before["config"]) | set(fingerprint["config"])
                               if before["config"].get(k) != to_jsonable(fingerprint)["config"].get(k))  # fmt: skip
@@ -358,6 +358,11 @@ class ExperimentApp:
 # holds its seed and its dataset, so ``--resume`` may add seeds or datasets to a run (a run on
 # Cora and CiteSeer continued with BlogCatalog reuses the Cora and CiteSeer units).
 PER_UNIT = ("seeds", "datasets")
+
+
+def how_units_run(config: dict) -> dict:
+    """The preset configuration a ``--resume`` must match: all of it but ``PER_UNIT``."""
+    return {k: v for k, v in config.items() if k not in PER_UNIT}
 
 
 def _check_writable(out: Path) -> None:
