@@ -231,7 +231,7 @@ def _premises_table(premises: list[dict[str, Any]]) -> str:
 def _extra_section(x: Extra, figures: list[str]) -> str:
     """A kept run beside the default (on the paper's own data, or another experiment such as a
     size sweep): its verdicts, data files, claims, premises, figures."""
-    where = "On the paper\'s data" if on_paper_data(x.name) else "Another run"
+    where = "On the paper's data" if on_paper_data(x.name) else "Another run"
     head = f'<h2 id="{_e(x.name)}">{where}: <code>{_e(x.name)}</code></h2>'
     if x.results is None:
         return f"{head}<p>{_badge('missing')} {_e(x.problem)}</p>"
