@@ -156,6 +156,27 @@ def test_a_shared_graph_is_judged_with_its_anomalies_and_the_paper_data_is_the_p
     # cut epochs are not the paper's setting
     cut = replace(paper, gadam=replace(paper.gadam, local_epochs=2))
     assert make_claims(m, cut, ["books"], items)[0].regime == "below"
+    assert "organic anomalies" in make_claims(m, cut, ["books"], items)[0].needs
+
+
+def test_books_claims_say_organic_anomalies_and_a_clique_cap_leaves_them_in_the_papers_regime():
+    """Books' labels are its own (organic): a cap on injected cliques does not touch them, so
+    the paper regime holds there and not on an injected graph; the criterion names the
+    item-level SE on Books and the per-seed injection on Cora."""
+    from iclr24_gadam.claims import detection_regime
+
+    capped = replace(PRESETS["paper-cpu"], max_cliques=2)
+    assert detection_regime(capped, "books")[0] == "paper"  # must hold: nothing injected
+    assert detection_regime(capped, "cora")[0] == "below"  # must not: fewer cliques injected
+    m, items = _paper_metrics(gap=0.2, items_noise=0.01)
+    b = make_claims(m, PRESETS["paper-cpu"], ["books"], items)
+    assert all("organic anomalies" in c.criterion and "item-level SE" in c.criterion for c in b)
+    assert "40 organic anomalies, the same on every seed" in b[0].measured
+    assert "injected" not in b[0].criterion + b[0].measured
+    m, _ = _paper_metrics(gap=0.2, items_noise=0.01, graph="cora")
+    c = make_claims(m, PRESETS["paper-cpu"], ["cora"])  # injected per seed: no items
+    assert c[0].test_set == "per-seed" and "injected per seed" in c[0].criterion
+    assert "organic" not in c[0].criterion + c[0].measured
 
 
 def test_auc_items_average_to_the_auc():

@@ -123,3 +123,58 @@ def test_a_raw_mat_gets_injected_anomalies_a_labelled_one_keeps_its_own(tmp_path
     sio.savemat(tmp_path / "ACM.mat", {k: m[k] for k in ("Network", "Attributes", "Label")})
     acm = D.load_dataset("acm", tmp_path, seed=3)
     assert int(acm.label.sum()) == 12 and getattr(acm, "anomaly_type", None) is None
+
+
+def tiny_pygod_zip(name: str = "books") -> bytes:
+    """A miniature of PyGOD's ``<name>.pt.zip``: one member ``<name>.pt``, a Data whose bool
+    ``y`` marks 2 organic anomalies of 6 nodes."""
+    import zipfile
+
+    import torch
+    from torch_geometric.data import Data
+
+    data = Data(x=torch.arange(18, dtype=torch.float32).reshape(6, 3),
+                edge_index=torch.tensor([[0, 1, 2, 3], [1, 2, 3, 4]]),
+                y=torch.tensor([False, True, False, False, True, False]))  # fmt: skip
+    raw, out = io.BytesIO(), io.BytesIO()
+    torch.save(data, raw)
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr(f"{name}.pt", raw.getvalue())
+    return out.getvalue()
+
+
+def test_the_pygod_pins_name_pygods_public_files():
+    for key in ("books", "reddit"):
+        (f,) = D.REMOTE[key]
+        assert f.url == ("https://raw.githubusercontent.com/pygod-team/data/"
+                         f"{D.PYGOD_COMMIT}/{key}.pt.zip")  # fmt: skip
+        assert f.path == f"{key}.pt.zip" and len(f.sha256) == 64 and f.size > 0
+    assert D.REMOTE["books"][0].size == 60_512 and D.REMOTE["reddit"][0].size == 2_410_608
+    assert {"books", "reddit"} <= set(D.DOWNLOADABLE)
+
+
+def test_a_pygod_zip_is_downloaded_checked_and_loads_its_organic_anomalies(tmp_path, monkeypatch):
+    body = tiny_pygod_zip()
+    with serve_files({"/books.pt.zip": body}) as url:
+        f = replace(D.REMOTE["books"][0], url=f"{url}/books.pt.zip",
+                    sha256=hashlib.sha256(body).hexdigest(), size=len(body))  # fmt: skip
+        monkeypatch.setitem(D.REMOTE, "books", (f,))
+        D.download_pinned(["books"], tmp_path)
+    assert (tmp_path / "books.pt.zip").read_bytes() == body
+    assert D.verify_pinned(["books"], tmp_path) == {"books.pt.zip": f.sha256}
+    for seed in (0, 1):  # the file's labels on every seed: nothing injected
+        g = D.load_dataset("books", tmp_path, seed=seed, max_cliques=1)
+        assert g.label.tolist() == [0, 1, 0, 0, 1, 0]  # label = y > 0
+        assert getattr(g, "anomaly_type", None) is None and g.edge_index.shape[1] == 4
+    # a plain books.pt (the zip's member) is read too, with no pin to check
+    (tmp_path / "books.pt.zip").rename(tmp_path / "zipped")
+    import zipfile
+
+    (tmp_path / "books.pt").write_bytes(zipfile.ZipFile(tmp_path / "zipped").read("books.pt"))
+    assert D.dataset_files("books", tmp_path)[0] == [tmp_path / "books.pt"]
+    assert D.verify_pinned(["books"], tmp_path) == {}
+    assert D.load_dataset("books", tmp_path).label.sum() == 2
+    # neither: one error naming the pinned zip and how to get it
+    (tmp_path / "books.pt").unlink()
+    with pytest.raises(D.MissingDataError, match="download"):
+        D.check_datasets(["books"], tmp_path)

@@ -25,6 +25,7 @@ above 20,000 nodes) with the limit at 650 nodes. ogbn-arxiv runs the official mi
 
 import gzip
 import pickle
+import zipfile
 from collections import defaultdict
 from dataclasses import replace
 
@@ -92,12 +93,18 @@ def write_mat(root, name, rng, n=200, d=50, classes=False):
         _features(rng, n, d)), "Label": label})  # fmt: skip
 
 
-def write_pygod(root, name, rng, n=150, d=21):
-    y = torch.zeros(n, dtype=torch.long)
-    y[torch.from_numpy(rng.choice(n, 8, replace=False))] = 1
+def write_pygod(root, name, rng, n=150, d=21, zipped=True):
+    """PyGOD's layout: ``<name>.pt.zip`` holding ``<name>.pt`` (``zipped=False``: the plain
+    ``.pt``, which the loader also reads)."""
+    y = torch.zeros(n, dtype=torch.bool)  # books.pt's y is bool, reddit.pt's float 0/1
+    y[torch.from_numpy(rng.choice(n, 8, replace=False))] = True
     data = Data(x=torch.from_numpy(rng.standard_normal((n, d)).astype(np.float32)),
                 edge_index=torch.from_numpy(_graph(rng, n)), y=y)  # fmt: skip
     torch.save(data, root / f"{name}.pt")
+    if zipped:
+        with zipfile.ZipFile(root / f"{name}.pt.zip", "w") as z:
+            z.write(root / f"{name}.pt", f"{name}.pt")
+        (root / f"{name}.pt").unlink()
 
 
 def write_ogb_raw(root, rng, n=700, d=16):
@@ -118,11 +125,11 @@ def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path, monkeypatch)
         write_planetoid(root, name, rng)
     write_mat(root, "ACM", rng)
     write_mat(root, "BlogCatalog", rng, classes=True)
+    write_pygod(root, "books", rng)  # the pinned zip
+    write_pygod(root, "reddit", rng, zipped=False)  # a plain .pt: no pin to check
     for key, files in D.REMOTE.items():  # pin the miniatures
         monkeypatch.setitem(D.REMOTE, key, tuple(replace(f, sha256=sha256_of(root / f.path))
-                                                 for f in files))  # fmt: skip
-    for name in ("books", "reddit"):
-        write_pygod(root, name, rng)
+                                                 for f in files if (root / f.path).exists()))  # fmt: skip
     write_ogb_raw(root, rng)
     sets = {"seeds": 0, "max_cliques": 2, "dense_max_nodes": 650,
             "gadam.local_epochs": 2, "gadam.global_epochs": 2, "gae.epochs": 2,
@@ -140,7 +147,8 @@ def test_paper_preset_runs_on_miniatures_of_every_dataset(tmp_path, monkeypatch)
         assert c["regime"] == "below"  # cut epochs and cliques: not the paper's setting
     assert res["data_files"]["BlogCatalog.mat"] == sha256_of(root / "BlogCatalog.mat")
     assert set(res["data_files"]) >= {f"Cora/raw/ind.cora.{p}" for p in D.PLANETOID_PARTS}
-    assert "books.pt" in res["data_files"]  # not pinned: its checksum recorded all the same
+    assert res["data_files"]["books.pt.zip"] == sha256_of(root / "books.pt.zip")  # pinned
+    assert "reddit.pt" in res["data_files"]  # not pinned: its checksum recorded all the same
     m = res["metrics"]
     for g in names:  # every detector scored every graph; the dense ones all but ogbn-arxiv
         for method in ("gadam", "gadam_local", "gadam_random", "degree", "feat_inconsistency",
@@ -158,7 +166,7 @@ def test_paper_cpu_preset_is_the_papers_setting_on_three_datasets():
     from iclr24_gadam.gadam import GADAMConfig
 
     p = PRESETS["paper-cpu"]
-    assert p.datasets == ("cora", "citeseer", "blogcatalog") and len(p.seeds) >= 3
+    assert p.datasets == ("cora", "citeseer", "blogcatalog", "books") and len(p.seeds) >= 3
     assert 717 in p.seeds and p.gadam == GADAMConfig()  # run.py --seed 717 and its defaults
     assert {detection_regime(p, g)[0] for g in p.datasets} == {"paper"}
     assert all(g in D.REMOTE for g in p.datasets)  # every file pinned

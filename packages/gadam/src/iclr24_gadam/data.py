@@ -178,6 +178,15 @@ OGB_URL = (
 # official repository's history, PasaLab/GADAM@8c9616d raw_dataset/ (deleted in 4264e12).
 # PubMed's ind.pubmed.allx and ACM.mat could not be read here to pin their checksums (over the
 # 4 MiB limit of the snapshot we read): they are not pinned (PubMed: PyG's own downloader).
+# Books and Reddit with their organic anomalies: PyGOD's benchmark files (what
+# pygod.utils.load_data fetches) from pygod-team/data at commit 77976df, one zip each holding
+# ``<name>.pt`` (a torch_geometric Data; ``y`` = the organic anomaly labels).
+PYGOD_COMMIT = "77976df4129f5f753907beea4945bd3e21d0251f"
+_PYGOD_URL = f"https://raw.githubusercontent.com/pygod-team/data/{PYGOD_COMMIT}"
+_PYGOD_PINS = {
+    "books": ("c9de331ddf4c893e205fad552a9d1074c0fe4730edd7b47952f0c05ac360612c", 60_512),
+    "reddit": ("276432d36219349b7ad98e974649f73c94e124e11f5282f53b1ec41086c1e18a", 2_410_608),
+}
 PLANETOID_PARTS = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 PLANETOID_COMMIT = "af6abf468a772cc055bec88c52e4d6f51b7c37e3"
 GADAM_RAW_COMMIT = "8c9616d7b64f7dc90bde1258909f86a0585c9c74"
@@ -215,6 +224,8 @@ REMOTE: dict[str, tuple[RemoteFile, ...]] = {
         path="BlogCatalog.mat",
         sha256="886e1d8dec043588247ef7188fe6459f2ba657b6b9211d73f255d28b42f06b0c",
         size=1_476_789),),
+    **{key: (RemoteFile(url=f"{_PYGOD_URL}/{PYGOD[key]}.pt.zip", path=f"{PYGOD[key]}.pt.zip",
+                        sha256=sha, size=size),) for key, (sha, size) in _PYGOD_PINS.items()},
 }  # fmt: skip
 # --download: the pinned files above, PyG's Planetoid downloader for PubMed (not pinned) and
 # OGB's zip for ogbn-arxiv (not pinned)
@@ -224,7 +235,8 @@ HOW_TO_GET = {
     "layout), or pass --download (Cora and CiteSeer checked against pinned SHA-256)",
     "mat": "get <Name>.mat (keys Network, Attributes, Label) from the GADAM / CoLA repositories' "
     "raw_dataset folder (BlogCatalog: --download fetches it from PasaLab/GADAM@8c9616d, pinned)",
-    "pygod": "get <name>.pt from the PyGOD benchmark data (pygod.utils.load_data cache)",
+    "pygod": "pass --download (<name>.pt.zip of PyGOD's benchmark data, pygod-team/data@77976df, "
+    "pinned SHA-256), or put that zip (or the <name>.pt in it) under <root>",
     "ogb": "put OGB's raw files (node-feat.csv.gz, edge.csv.gz) under <root>/ogbn_arxiv/raw (the layout "
     "`ogb.nodeproppred` downloads), or pass --download",
 }
@@ -247,7 +259,7 @@ def verify_pinned(names, root: str | Path) -> dict[str, str]:
     copy is one line, exit 2) and return ``{path: sha256}``."""
     out = {}
     for n in names:
-        if n.lower() in REMOTE:
+        if n.lower() in REMOTE and not _plain_pygod(n.lower(), Path(root)):
             out.update(verify_files(root, REMOTE[n.lower()], what=n, how_to_get=(
                 "pass --download, or delete it and --download again")))  # fmt: skip
     return out
@@ -258,7 +270,7 @@ def data_checksums(names, root: str | Path) -> dict[str, str]:
     the pinned ones verified (:func:`verify_pinned`), the others computed."""
     root, out = Path(root), verify_pinned(names, root)
     for n in names:
-        if n.lower() not in REMOTE:
+        if n.lower() not in REMOTE or _plain_pygod(n.lower(), root):
             out.update({str(f.relative_to(root)): sha256_of(f) for f in dataset_files(n, root)[0]})
     return out
 
@@ -272,11 +284,26 @@ def dataset_files(name: str, root: str | Path) -> tuple[list[Path], str]:
     if key in MAT:
         return [root / f"{MAT[key]}.mat"], HOW_TO_GET["mat"]
     if key in PYGOD:
-        return [root / f"{PYGOD[key]}.pt"], HOW_TO_GET["pygod"]
+        return [_pygod_file(key, root)], HOW_TO_GET["pygod"]
     if key in OGB:
         raw = root / OGB[key] / "raw"
         return [raw / "node-feat.csv.gz", raw / "edge.csv.gz"], HOW_TO_GET["ogb"]
     raise ValueError(f"unknown dataset {name!r}: choose from {sorted(DATASETS)}")
+
+
+def _pygod_file(key: str, root: Path) -> Path:
+    """``<name>.pt.zip`` (the pinned file), or a plain ``<name>.pt`` where only that is present."""
+    plain = root / f"{PYGOD[key]}.pt"
+    return plain if _plain_pygod(key, root) else root / f"{PYGOD[key]}.pt.zip"
+
+
+def _plain_pygod(key: str, root: Path) -> bool:
+    """A PyGOD graph given as a plain ``<name>.pt`` without the pinned zip (no pin to check)."""
+    return (
+        key in PYGOD
+        and not (root / f"{PYGOD[key]}.pt.zip").exists()
+        and (root / f"{PYGOD[key]}.pt").exists()
+    )
 
 
 def check_datasets(names, root: str | Path, download: bool = False) -> None:
@@ -326,11 +353,22 @@ def load_mat(path: str | Path) -> Data:
 
 
 def load_pygod(path: str | Path) -> Data:
-    """A PyGOD benchmark graph saved with torch.save (``y`` = organic anomaly labels)."""
+    """A PyGOD benchmark graph saved with torch.save, as PyGOD ships it (``<name>.pt.zip``
+    holding ``<name>.pt``) or unzipped; ``y`` = the organic anomaly labels -> ``label`` (0/1,
+    y > 0), nothing injected. ``torch.load`` unpickles a Data object (weights_only=False): read
+    only files you trust (the pinned ones are checked before anything loads them)."""
+    import io
+    import zipfile
+
     path = Path(path)
     if not path.exists():
-        raise MissingDataError(path.stem, [path], HOW_TO_GET["pygod"])
-    data = torch.load(path, weights_only=False)
+        raise MissingDataError(path.name.split(".")[0], [path], HOW_TO_GET["pygod"])
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as z:
+            raw = z.read(path.name[: -len(".zip")])
+        data = torch.load(io.BytesIO(raw), weights_only=False)
+    else:
+        data = torch.load(path, weights_only=False)
     data.label = (
         (data.y.reshape(-1) > 0).long() if data.y.dim() == 1 else (data.y.sum(1) > 0).long()
     )
@@ -394,7 +432,7 @@ def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: i
         if "label" in data:  # the file's own anomaly labels (shared by every seed)
             return data
     elif key in PYGOD:
-        return normalize_features(load_pygod(root / f"{PYGOD[key]}.pt"))
+        return normalize_features(load_pygod(_pygod_file(key, root)))
     elif key in OGB:
         data = normalize_features(load_ogb_raw(root, key, download))
     else:

@@ -71,7 +71,8 @@ PAPER = Paper(
 )
 DOWNLOAD = (
     "Cora and CiteSeer (Planetoid raw files, kimiyoung/planetoid@af6abf4) and BlogCatalog.mat "
-    "(PasaLab/GADAM@8c9616d), each checked against a pinned SHA-256; PubMed through "
+    "(PasaLab/GADAM@8c9616d), Books and Reddit (PyGOD's books.pt.zip, reddit.pt.zip, "
+    "pygod-team/data@77976df), each checked against a pinned SHA-256; PubMed through "
     "torch_geometric's Planetoid and ogbn-arxiv through OGB's zip (not pinned)"
 )
 
@@ -195,12 +196,14 @@ PRESETS = {
     "paper": Preset(graphs=(), datasets=DATASETS, efficiency_graph=None),
     # the paper's experiment on the paper's files that a CPU runs in about an hour (issue 51):
     # Cora, CiteSeer (kimiyoung/planetoid@af6abf4) and the raw BlogCatalog.mat
-    # (PasaLab/GADAM@8c9616d), anomalies injected per seed by the protocol, GADAM at the
-    # official run.py settings, seeds from the official 717 (run.py --seed) on
+    # (PasaLab/GADAM@8c9616d), anomalies injected per seed by the protocol, and Books with its
+    # organic anomalies (PyGOD's books.pt.zip, pygod-team/data@77976df; the same anomalies on
+    # every seed), GADAM at the official run.py settings, seeds from the official 717
+    # (run.py --seed) on
     "paper-cpu": Preset(
         seeds=(717, 718, 719),
         graphs=(),
-        datasets=("cora", "citeseer", "blogcatalog"),
+        datasets=("cora", "citeseer", "blogcatalog", "books"),
         efficiency_graph=None,
     ),  # fmt: skip
 }
