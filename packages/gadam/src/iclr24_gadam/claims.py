@@ -106,6 +106,14 @@ def detection_regime(preset, g: str) -> tuple[str, str]:
     return "below", f"{PAPER_DATA}; {ours}"
 
 
+def _item_se(items: dict, g: str, method: str) -> float:
+    """The SE of one method's AUC over the anomalies of a graph every seed shares: the
+    per-anomaly items averaged over the seeds, their SD over sqrt(count) (the item-level SE
+    the paired tests use, iclr24_common.verdicts)."""
+    a = np.mean(list(items[f"{g}/{method}/auc_items"].values()), axis=0)
+    return float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("nan")
+
+
 def make_claims(
     metrics: Metrics, preset, graphs: list[str], items: dict | None = None
 ) -> list[Claim]:
@@ -133,7 +141,9 @@ def make_claims(
         if shared:  # the file's anomalies (organic on Books and Reddit), the same on every seed
             n_items = len(next(iter(items[f"{g}/gadam/auc_items"].values())))
             kind = "organic" if g in PYGOD else "the file's"
-            note += f"; {n_items} {kind} anomalies, the same on every seed"
+            note += (f"; {n_items} {kind} anomalies, the same on every seed (item-level SE of "
+                     f"the AUC: GADAM {_item_se(items, g, 'gadam'):.2g}, {best} "
+                     f"{_item_se(items, g, best):.2g})")  # fmt: skip
             paired = ("paired per seed, SE over the seeds and the anomalies (the file's "
                       f"{'organic ' if g in PYGOD else ''}anomalies, the same on every seed: "
                       "item-level SE)")  # fmt: skip
