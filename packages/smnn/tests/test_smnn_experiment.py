@@ -99,3 +99,32 @@ def test_the_no_op_arm_is_one_untuned_linear_fit_scored_per_item(tmp_path):
     res, _ = E.measure_autompg(E.PRESETS["smoke"], "linear", 0)
     assert "test_items" not in res and 6.0 < res["test_mse"] < 20.0  # per-seed split: no items
     assert ("autompg", "linear") in E.control_jobs(E.PRESETS["smoke"])
+
+
+def test_seeds_after_the_first_run_in_one_batch_with_the_first_seeds_choices(tmp_path):
+    """The first seed's units tune (config None); the other seeds go to the pool together,
+    each unit with the first seed's choice, the costliest units first; no unit runs here."""
+    batches = []
+
+    class Stop(Exception):
+        pass
+
+    class Ctx:  # records what run() hands to cached_parallel, then answers without fitting
+        preset = replace(E.PRESETS["default"], seeds=(0, 1, 2), tasks=("friedman", "autompg"))
+        seeds, data_dir, download = [0, 1, 2], tmp_path, False
+        log = __import__("logging").getLogger("test")
+
+        def cached_parallel(self, jobs, desc=""):
+            batches.append({k: fn.args[-1] for k, fn in jobs.items()})  # key -> config
+            if len(batches) == 2:
+                raise Stop
+            return {k: ({}, {"lr": 0.02, "k": k}, None) for k in jobs}
+
+    with pytest.raises(Stop):
+        E.run(Ctx())
+    first, rest = batches
+    assert {k.split("/")[0] for k in first} == {"seed0"} and set(first.values()) == {None}
+    assert {k.split("/")[0] for k in rest} == {"seed1", "seed2"} and len(rest) == 2 * len(first)
+    assert all(cfg["k"] == "seed0/" + k.split("/", 1)[1] for k, cfg in rest.items())
+    assert list(first)[0] == "seed0/autompg/umnn" and list(rest)[:2] == [
+        "seed1/autompg/umnn", "seed2/autompg/umnn"]  # fmt: skip
