@@ -108,7 +108,7 @@ def test_regime_is_below_with_the_offline_model_and_paper_with_the_papers_llm_at
         few = paper.__class__(**{**paper.__dict__, field: 4})
         reg, needs = regime(few, task)
         assert reg == "below" and "500 step(s) of 4 " in needs, needs
-    assert "1 step(s) of 4 proposals" in regime(default, "linreg")[1]
+    assert "1 step(s) of 2 proposals" in regime(default, "linreg")[1]
     assert "1 step(s) of 2 valid traces (at most 2 samples)" in regime(default, "tsp")[1]
 
 

@@ -31,7 +31,7 @@ def test_scripted_smoke_run_and_resume(tmp_path, capsys):
     first = json.loads(
         (out / "trajectories/seed0/linreg-llm/trajectory.jsonl").read_text().splitlines()[0]
     )
-    assert first["step"] == 0 and first["samples"] == 4  # the smoke's linreg_per_step
+    assert first["step"] == 0 and first["samples"] == 2  # the smoke's linreg_per_step
     assert main([*argv, "--resume"]) == 0
     again = json.loads((out / "results.json").read_text())
     assert again["metrics"] == res["metrics"] and again["units"]["computed"] == 0

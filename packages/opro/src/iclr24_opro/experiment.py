@@ -112,11 +112,12 @@ class Preset:
     """LLM steps on regression (official: max_num_steps 500, stop at the optimum; the paper's
     LLMs needed 4-8 on average for (15, 14), Table 2). 1 (8 before the official decoding
     budget): at 1024 tokens a reply the default must stay within ~10 minutes on 2 cores."""
-    linreg_per_step: int = 4
+    linreg_per_step: int = 2
     """Proposals asked for per regression step (official: num_generated_points_in_each_step
-    8). 4 in the default: its regression replies were the largest cost of the default (8 a
-    seed: 865, 4518 and 4618 tokens, 57-302 s a seed of ~1350 process-seconds; README,
-    "Default wall time")."""
+    8). 2 in the default: its regression replies are the largest cost of the default (4 a
+    seed: 312, 3291 and 4096 tokens, 24-299 s a seed, 583 of ~1150 process-seconds; the
+    default at 4 took 613 s on 2 quiet cores, over the 10 minutes; README, "Default wall
+    time")."""
     tsp_n: int = 10
     """TSP cities (paper Table 3: 10, 15, 20, 50)."""
     tsp_steps: int = 1
@@ -213,7 +214,7 @@ PRESETS = {
         seeds=(0,),
         llm_max_new_tokens=16,
         linreg_steps=1,
-        linreg_per_step=4,  # the default's per-step counts (CI time: decoding is the smoke's cost)
+        linreg_per_step=2,  # the default's per-step counts (CI time: decoding is the smoke's cost)
         samples_per_call=None,  # 16-token caps: a batch waits little for its longest reply
         tsp_n=8,
         tsp_steps=1,
