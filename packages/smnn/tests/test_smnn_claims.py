@@ -82,6 +82,29 @@ def test_autompg_is_judged_against_the_papers_peers_not_the_extra_rows():
     assert "umnn" not in paper_peers("compas") + paper_peers("autompg")
 
 
+def test_everything_builds_without_umnn_on_autompg_and_only_its_fit_failed_peers_monotone():
+    """The default leaves UMNN out of Auto MPG (skip_fits): the claim, the premise and the
+    checks build from the other fits; peers-monotone reads only the audits that ran, so a
+    UMNN quadrature violation there fails it, and without that fit it passes."""
+    full = metrics()
+    m = Metrics()
+    for name in full.names():
+        if not name.startswith("autompg/umnn/"):
+            for s, v in full.by_seed(name).items():
+                m.add(name, s, v)
+    a = claims(m)["autompg-accuracy"]
+    assert a.verdict == "holds" and "umnn" not in a.measured and "gbm" in a.measured
+    conv = premises(m)["converged/autompg"]
+    assert conv.verdict == "holds" and "umnn" not in conv.measured
+    checks = {k.id: k for k in make_checks(m, PRESET, MODELS, TASKS)}
+    assert checks["equal-tuning"].holds and checks["peers-monotone"].holds
+    assert "umnn max 0" in checks["peers-monotone"].measured  # no UMNN audit on these tasks
+    violated = metrics()
+    violated.add("autompg/umnn/violation_rate", 1, 0.002)  # as on 3 of 5 seeds in 4e5856d
+    assert not {k.id: k for k in make_checks(violated, PRESET, MODELS, TASKS)}[
+        "peers-monotone"].holds  # fmt: skip
+
+
 def test_a_linear_regression_as_good_as_the_peer_makes_autompg_inconclusive():
     # the no-op arm passes the same non-inferiority: the criterion cannot tell SMNN from it
     a = claims(metrics(linear=(7.5, 7.8, 7.7)))["autompg-accuracy"]

@@ -126,5 +126,30 @@ def test_seeds_after_the_first_run_in_one_batch_with_the_first_seeds_choices(tmp
     assert {k.split("/")[0] for k in first} == {"seed0"} and set(first.values()) == {None}
     assert {k.split("/")[0] for k in rest} == {"seed1", "seed2"} and len(rest) == 2 * len(first)
     assert all(cfg["k"] == "seed0/" + k.split("/", 1)[1] for k, cfg in rest.items())
-    assert list(first)[0] == "seed0/autompg/umnn" and list(rest)[:2] == [
-        "seed1/autompg/umnn", "seed2/autompg/umnn"]  # fmt: skip
+    # the default leaves UMNN out of Auto MPG (skip_fits): the next costliest unit starts first
+    assert "seed0/autompg/umnn" not in first and "seed0/autompg/lmn" in first
+    assert list(first)[0] == "seed0/friedman_noise0/smnn" and list(rest)[:2] == [
+        "seed1/friedman_noise0/smnn", "seed2/friedman_noise0/smnn"]  # fmt: skip
+
+
+def test_the_default_leaves_umnn_out_of_autompg_and_the_paper_preset_fits_it():
+    default, paper = E.PRESETS["default"], E.PRESETS["paper"]
+    assert default.skip_fits == ("autompg/umnn",) and paper.skip_fits == ()
+    assert not E.fits(default, "autompg", "umnn") and E.fits(paper, "autompg", "umnn")
+    # UMNN stays on every other task of the default, and every other model on Auto MPG
+    assert E.fits(default, "friedman_noise20", "umnn") and E.fits(default, "synthetic2d", "umnn")
+    assert all(E.fits(default, "autompg", m) for m in ("smnn", "mlp", "same", "lmn", "gbm"))
+    # a Friedman level matches by value; the lower levels keep the noise-sweep rule
+    noise = replace(default, skip_fits=("friedman_noise20.0/mlp",))
+    assert not E.fits(noise, "friedman_noise20", "mlp") and E.fits(noise, "friedman_noise0", "mlp")
+
+
+def test_skip_fits_is_validated_and_set_from_the_command_line():
+    from iclr24_common.overrides import coerce, field_type
+
+    for bad in ("autompg", "cars/umnn", "autompg/xgb", "friedman_noiseX/mlp", "autompg/smnn"):
+        with pytest.raises(ValueError, match="skip_fits"):
+            replace(E.PRESETS["default"], skip_fits=(bad,))
+    hint = field_type(E.PRESETS["default"], "skip_fits")
+    assert coerce("", hint) == ()  # --set skip_fits= fits everything
+    assert coerce("autompg/umnn,heart/lmn", hint) == ("autompg/umnn", "heart/lmn")
