@@ -18,7 +18,8 @@ def plot_auc(metrics: Metrics, graphs: list[str]):
         colors = ["C3" if m == "gadam" else "C1" if m == "gadam_local" else "C0" for m in names]
         ax.bar(range(len(names)), means, yerr=stds, color=colors)
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
-        ax.set_ylim(0.4, 1.0)
+        ax.set_ylim(min(0.4, min(means) - 0.05), 1.0)  # a below-chance bar stays visible
+        ax.axhline(0.5, color="0.5", lw=0.8, ls=":")  # chance
         ax.set_title(f"{g}: ROC-AUC (mean +/- std over seeds)")
     fig.tight_layout()
     return fig
