@@ -154,6 +154,8 @@ def test_the_pygod_pins_name_pygods_public_files():
 
 
 def test_a_pygod_zip_is_downloaded_checked_and_loads_its_organic_anomalies(tmp_path, monkeypatch):
+    import torch
+
     body = tiny_pygod_zip()
     with serve_files({"/books.pt.zip": body}) as url:
         f = replace(D.REMOTE["books"][0], url=f"{url}/books.pt.zip",
@@ -166,6 +168,7 @@ def test_a_pygod_zip_is_downloaded_checked_and_loads_its_organic_anomalies(tmp_p
         g = D.load_dataset("books", tmp_path, seed=seed, max_cliques=1)
         assert g.label.tolist() == [0, 1, 0, 0, 1, 0]  # label = y > 0
         assert getattr(g, "anomaly_type", None) is None and g.edge_index.shape[1] == 4
+        assert g.x.dtype == torch.float32 and g.x[5, 2] == 17.0  # raw, as the official .bin
     # a plain books.pt (the zip's member) is read too, with no pin to check
     (tmp_path / "books.pt.zip").rename(tmp_path / "zipped")
     import zipfile

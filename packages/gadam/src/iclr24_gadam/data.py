@@ -422,6 +422,10 @@ def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: i
     protocol: :data:`CLIQUES` cliques of 15 and as many contextual anomalies, 50 candidates,
     after normalisation as for the generated graphs; ``anomaly_type`` set); .mat graphs with
     0/1 anomaly labels and the PyGOD graphs carry their own labels (no ``anomaly_type``).
+    The PyGOD graphs (Books, Reddit) keep their features as the file gives them, not
+    normalised: the official repository's ``data/books.bin`` (PasaLab/GADAM@3c770a5) holds
+    exactly books.pt's raw features (up to 193,978), edges and labels, and ``run.py`` feeds them
+    unchanged, as PyGOD's detectors do.
     ``max_cliques`` caps the injected cliques (for miniature graphs; None: the protocol's)."""
     key = name.lower()
     root = Path(root)
@@ -431,8 +435,10 @@ def load_dataset(name: str, root: str | Path, *, download: bool = False, seed: i
         data = normalize_features(load_mat(root / f"{MAT[key]}.mat"))
         if "label" in data:  # the file's own anomaly labels (shared by every seed)
             return data
-    elif key in PYGOD:
-        return normalize_features(load_pygod(_pygod_file(key, root)))
+    elif key in PYGOD:  # raw features, as the official books.bin / reddit.bin and PyGOD have them
+        data = load_pygod(_pygod_file(key, root))
+        data.x = data.x.float()
+        return data
     elif key in OGB:
         data = normalize_features(load_ogb_raw(root, key, download))
     else:
