@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iclr24_common import Check, Claim, Metrics, Source, all_of, superiority, threshold
+from iclr24_common import Check, Claim, Metrics, Source, all_of, item_se, superiority, threshold
 
 from .data import DATASETS, OGB, PYGOD
 from .gadam import GADAMConfig
@@ -107,11 +107,10 @@ def detection_regime(preset, g: str) -> tuple[str, str]:
 
 
 def _item_se(items: dict, g: str, method: str) -> float:
-    """The SE of one method's AUC over the anomalies of a graph every seed shares: the
-    per-anomaly items averaged over the seeds, their SD over sqrt(count) (the item-level SE
-    the paired tests use, iclr24_common.verdicts)."""
-    a = np.mean(list(items[f"{g}/{method}/auc_items"].values()), axis=0)
-    return float(a.std(ddof=1) / np.sqrt(a.size)) if a.size > 1 else float("nan")
+    """The SE of one method's AUC over the anomalies of a graph every seed shares (the
+    item-level SE the paired tests use: iclr24_common.item_se over the (seeds, anomalies)
+    items)."""
+    return item_se(np.vstack(list(items[f"{g}/{method}/auc_items"].values())))
 
 
 def make_claims(

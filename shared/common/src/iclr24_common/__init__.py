@@ -60,7 +60,16 @@ from .results import (
 )
 from .seeding import seed_everything
 from .threads import available_cores, set_threads, torch_threads  # sets the OpenMP wait policy
-from .verdicts import Source, Verdict, all_of, non_inferiority, none_of, superiority, threshold
+from .verdicts import (
+    Source,
+    Verdict,
+    all_of,
+    item_se,
+    non_inferiority,
+    none_of,
+    superiority,
+    threshold,
+)
 
 __version__ = "0.2.0"
 
@@ -108,6 +117,7 @@ __all__ = [
     "is_main_process",
     "is_timing_metric",
     "load_checkpoint",
+    "item_se",
     "load_results",
     "non_inferiority",
     "none_of",

@@ -171,7 +171,7 @@ def _item_matrix(values: Values, items: Items, seeds: list[int] | None) -> np.nd
     return m
 
 
-def _item_se(per_item: np.ndarray, binary: bool = False) -> float:
+def item_se(per_item: np.ndarray, binary: bool = False) -> float:
     """SE over the test items of the seed-averaged per-item quantity ((seeds, items) in).
     Where the items are 0/1 scores and every item gave the same value (all solved, none
     solved, no item differing), the empirical SE is 0 but the rate is not known exactly: the
@@ -339,10 +339,10 @@ def _judge(kind: str, d: np.ndarray, d_control: np.ndarray | None, moved: np.nda
         raise TypeError("source= is a Source (Source.paper / .derived / .ours)")
     sign = 1.0 if higher else -1.0
     v = _decide(kind, sign * d, margin, higher,
-                None if items is None else _item_se(sign * items, binary))  # fmt: skip
+                None if items is None else item_se(sign * items, binary))  # fmt: skip
     c = None
     if d_control is not None:
-        c_se = None if items_control is None else _item_se(sign * items_control, binary)
+        c_se = None if items_control is None else item_se(sign * items_control, binary)
         # the control is judged without the SE-0 rule: a degenerate arm that equals the
         # reference on every seed passes (and so keeps the claim from holding)
         c = _decide(kind, sign * d_control, margin, higher, c_se, zero_se_rule=False)
