@@ -207,9 +207,9 @@ class Preset:
             raise ValueError("selection must be validation or test")
         for pair in self.skip_fits:
             task, _, model = pair.partition("/")
-            noise = task.removeprefix("friedman_noise")
-            known = (task in ("synthetic2d", "autompg", *D.PAPER_DATASETS)
-                     or (noise != task and _is_float(noise)))  # fmt: skip
+            known = task in ("synthetic2d", "autompg", *D.PAPER_DATASETS) or (
+                friedman_noise(task) is not None
+            )
             if not known or model not in GRIDS:
                 raise ValueError(f"skip_fits: {pair!r} is not task/model (tasks friedman_noise"
                                  f"<std>, synthetic2d, autompg, {', '.join(D.PAPER_DATASETS)}; "
@@ -218,12 +218,15 @@ class Preset:
                 raise ValueError(f"skip_fits: {pair!r}: SMNN is fitted on every task")
 
 
-def _is_float(text: str) -> bool:
+def friedman_noise(task: str) -> float | None:
+    """The noise std of a ``friedman_noise<std>`` task (``friedman_noise20`` -> 20.0), else None."""
+    rest = task.removeprefix("friedman_noise")
+    if rest == task:
+        return None
     try:
-        float(text)
+        return float(rest)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 PRESETS = {
@@ -563,18 +566,19 @@ def fits(preset: Preset, task: str, model: str) -> bool:
     model at the highest Friedman noise level, only ``noise_sweep_models`` at the lower ones."""
     if _skipped(preset, task, model):
         return False
-    if not task.startswith("friedman_noise"):
+    noise = friedman_noise(task)
+    if noise is None:
         return True
-    top = float(task.removeprefix("friedman_noise")) == max(preset.friedman_noises)
-    return top or model in preset.noise_sweep_models
+    return noise == max(preset.friedman_noises) or model in preset.noise_sweep_models
 
 
 def _skipped(preset: Preset, task: str, model: str) -> bool:
+    """Whether ``skip_fits`` names the fit (a Friedman level by its value: friedman_noise20
+    and friedman_noise20.0 are one task)."""
     for pair in preset.skip_fits:
         t, _, m = pair.partition("/")
-        if m == model and (t == task or (t.startswith("friedman_noise")
-                                         and task.startswith("friedman_noise")
-                                         and float(t[14:]) == float(task[14:]))):  # fmt: skip
+        same_level = friedman_noise(t) is not None and friedman_noise(t) == friedman_noise(task)
+        if m == model and (t == task or same_level):
             return True
     return False
 
@@ -612,8 +616,7 @@ def slow_first(jobs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _measure(preset: Preset, data_root, task: str, model: str, seed: int, config: dict | None):
-    if task.startswith("friedman_noise"):
-        noise = float(task.removeprefix("friedman_noise"))
+    if (noise := friedman_noise(task)) is not None:
         return (*measure_friedman(preset, noise, model, seed, config), None)
     if task == "synthetic2d":
         return measure_synthetic2d(preset, model, seed, config)
