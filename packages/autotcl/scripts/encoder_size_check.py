@@ -50,20 +50,22 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     size = OFFICIAL_SIZE | {"output_dims": a.output_dims}
     preset = replace(PRESETS[a.preset], **size)
-    encoder = TSEncoder(8, a.output_dims, 64, 10, trend_head=True)
-    n_params = sum(p.numel() for p in encoder.parameters())
-    print(f"encoder: {size}, {n_params:,} parameters (8 input channels)")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     for seed in a.seeds:
         task = load_task(preset, seed, a.data_dir)
+        channels = task.data.shape[-1]
+        encoder = TSEncoder(channels, preset.output_dims, preset.hidden_dims, preset.depth,
+                            trend_head=True)  # fmt: skip
+        n_params = sum(p.numel() for p in encoder.parameters())
+        print(f"seed {seed}: encoder {size}, {n_params:,} parameters ({channels} input channels)")
         for method in a.methods:
             path = out / f"seed{seed}-{method}.json"
             if path.exists():
                 continue
             res = measure_method(preset, seed, method, task)
             keep = {k: float(v) for k, v in res.items() if np.ndim(v) == 0}
-            path.write_text(json.dumps(keep | {"parameters_8ch": n_params}, indent=1) + "\n")
+            path.write_text(json.dumps(keep | {"encoder_parameters": n_params}, indent=1) + "\n")
     print("| seed | method | " + " | ".join(f"H={h} MSE / MAE" for h in preset.horizons) + " |")
     for path in sorted(out.glob("seed*.json")):
         r = json.loads(path.read_text())
